@@ -1,0 +1,108 @@
+// The operator API (D7) under /admin/v1: Bearer ADMIN_API_KEY, platform error envelope.
+// With ADMIN_API_KEY unset the routes do not exist (404).
+import { timingSafeEqual } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
+import { ALL_SCOPES } from '../auth/scopes.ts';
+import type { App, AppDeps } from '../platform/deps.ts';
+import { AppError } from '../platform/errors.ts';
+import * as service from './service.ts';
+
+const Organisation = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  created_at: Type.String(),
+});
+const Client = Type.Object({
+  client_id: Type.String(),
+  client_secret: Type.Optional(Type.String({ description: 'Returned only when the client is created.' })),
+  organisation_id: Type.String(),
+  realm: Type.String(),
+  name: Type.Union([Type.String(), Type.Null()]),
+  scopes: Type.Array(Type.String()),
+  created_at: Type.String(),
+  deleted_at: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+});
+
+function keyMatches(header: string | undefined, key: string): boolean {
+  if (!header?.startsWith('Bearer ')) return false;
+  const given = Buffer.from(header.slice(7));
+  const expected = Buffer.from(key);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+export function registerAdminRoutes(app: App, deps: AppDeps): void {
+  const adminKey = deps.config.adminApiKey;
+  if (adminKey === undefined) return;
+  app.register(
+    async (admin) => {
+      admin.addHook('onRequest', async (request) => {
+        if (!keyMatches(request.headers.authorization, adminKey)) {
+          throw new AppError(
+            'UNAUTHORIZED',
+            'A valid operator key is required: Authorization: Bearer <ADMIN_API_KEY>',
+          );
+        }
+      });
+
+      admin.post(
+        '/organisations',
+        {
+          schema: {
+            tags: ['operator'],
+            summary: 'Create an organisation',
+            body: Type.Object(
+              { name: Type.String({ minLength: 1, maxLength: 200 }) },
+              { additionalProperties: false },
+            ),
+            response: { 201: Organisation },
+          },
+        },
+        async (request, reply) =>
+          reply
+            .code(201)
+            .send(await service.createOrganisation(deps, (request.body as { name: string }).name)),
+      );
+
+      admin.post(
+        '/clients',
+        {
+          schema: {
+            tags: ['operator'],
+            summary: 'Issue API credentials to an organisation (the secret is returned only here)',
+            body: Type.Object(
+              {
+                organisation_id: Type.String({ maxLength: 64 }),
+                scopes: Type.Optional(
+                  Type.Array(Type.Union(ALL_SCOPES.map((scope) => Type.Literal(scope))), { maxItems: 32 }),
+                ),
+                name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+              },
+              { additionalProperties: false },
+            ),
+            response: { 201: Client },
+          },
+        },
+        async (request, reply) =>
+          reply
+            .code(201)
+            .send(
+              await service.createClient(deps, request.body as Parameters<typeof service.createClient>[1]),
+            ),
+      );
+
+      admin.delete(
+        '/clients/:client_id',
+        {
+          schema: {
+            tags: ['operator'],
+            summary: 'Delete a client: it can get no new token and its tokens stop working',
+            params: Type.Object({ client_id: Type.String({ maxLength: 128 }) }),
+            response: { 200: Client },
+          },
+        },
+        async (request) => service.deleteClient(deps, (request.params as { client_id: string }).client_id),
+      );
+    },
+    { prefix: '/admin/v1' },
+  );
+}

@@ -1,0 +1,109 @@
+// Operator rules (D7): organisations and the API clients issued to them; sandbox seeding (D1).
+import { randomBytes } from 'node:crypto';
+import * as clients from '../auth/repository.ts';
+import { ALL_SCOPES } from '../auth/scopes.ts';
+import type { AppDeps } from '../platform/deps.ts';
+import { notFound, validationFailed } from '../platform/errors.ts';
+import { isUuid, newUuid } from '../platform/ids.ts';
+import { generateClientSecret, hashSecret } from '../platform/secrets.ts';
+import { toIso } from '../platform/time.ts';
+import * as organisations from './repository.ts';
+
+/** The fixed id of the sandbox organisation, so that seeding is idempotent across restarts. */
+export const SANDBOX_ORGANISATION_ID = '00000000-0000-7000-8000-000000000001';
+
+export interface OrganisationView {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+export interface ClientView {
+  client_id: string;
+  client_secret?: string;
+  organisation_id: string;
+  realm: string;
+  name: string | null;
+  scopes: string[];
+  created_at: string;
+  deleted_at?: string | null;
+}
+
+const organisationView = (row: organisations.OrganisationRow): OrganisationView => ({
+  id: row.id,
+  name: row.name,
+  created_at: toIso(row.created_at),
+});
+
+export async function createOrganisation(deps: AppDeps, name: string): Promise<OrganisationView> {
+  return organisationView(await organisations.insertOrganisation(deps.pool, newUuid(), name));
+}
+
+export async function createClient(
+  deps: AppDeps,
+  input: { organisation_id: string; scopes?: string[]; name?: string },
+): Promise<ClientView> {
+  if (
+    !isUuid(input.organisation_id) ||
+    !(await organisations.findOrganisation(deps.pool, input.organisation_id))
+  ) {
+    throw notFound('No organisation matches organisation_id');
+  }
+  const scopes = input.scopes ?? [...ALL_SCOPES];
+  scopes.forEach((scope, index) => {
+    if (!ALL_SCOPES.includes(scope)) throw validationFailed(`scopes[${index}]`, `Unknown scope ${scope}`);
+  });
+  const clientId = `client_${randomBytes(12).toString('hex')}`;
+  const secret = generateClientSecret();
+  const row = await clients.insertClient(deps.pool, {
+    client_id: clientId,
+    organisation_id: input.organisation_id,
+    realm: deps.config.authRealm,
+    name: input.name ?? null,
+    secret_hash: await hashSecret(secret),
+    scopes: [...new Set(scopes)],
+  });
+  // The secret is returned here and never again (D7).
+  return { ...clientView(row), client_secret: secret };
+}
+
+export async function deleteClient(deps: AppDeps, clientId: string): Promise<ClientView> {
+  const row = await clients.markClientDeleted(deps.pool, clientId);
+  if (!row) throw notFound('No client matches the id');
+  return clientView(row);
+}
+
+function clientView(row: clients.ClientRow): ClientView {
+  return {
+    client_id: row.client_id,
+    organisation_id: row.organisation_id,
+    realm: row.realm,
+    name: row.name,
+    scopes: row.scopes,
+    created_at: toIso(row.created_at),
+    deleted_at: toIso(row.deleted_at),
+  };
+}
+
+/** Sandbox (D1): the sandbox organisation and the shared test credentials, created on first start. */
+export async function seedSandbox(deps: AppDeps): Promise<{ clientId: string; clientSecret: string }> {
+  const { sandboxClientId, sandboxClientSecret, authRealm } = deps.config;
+  await organisations.insertOrganisation(deps.pool, SANDBOX_ORGANISATION_ID, 'Sandbox organisation');
+  const existing = await clients.findClient(deps.pool, sandboxClientId);
+  if (!existing) {
+    await clients
+      .insertClient(deps.pool, {
+        client_id: sandboxClientId,
+        organisation_id: SANDBOX_ORGANISATION_ID,
+        realm: authRealm,
+        name: 'Sandbox shared test credentials',
+        secret_hash: await hashSecret(sandboxClientSecret),
+        scopes: [...ALL_SCOPES],
+      })
+      .catch((error: unknown) => {
+        // Another process seeded it at the same moment.
+        if ((error as { code?: string }).code !== '23505') throw error;
+      });
+  }
+  return { clientId: sandboxClientId, clientSecret: sandboxClientSecret };
+}

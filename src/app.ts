@@ -1,0 +1,101 @@
+// Builds the Fastify application for one process from the modules below.
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
+import FindMyWay from 'find-my-way';
+import pino, { type Logger } from 'pino';
+import { registerAdminRoutes } from './admin/routes.ts';
+import { registerBearerAuth } from './auth/bearer.ts';
+import { registerAuthRoutes } from './auth/routes.ts';
+import { registerOpsRoutes } from './ops/routes.ts';
+import type { App, AppDeps, Components } from './platform/deps.ts';
+import { installErrorHandling } from './platform/errors.ts';
+import { newUuid } from './platform/ids.ts';
+import { loggerOptions } from './platform/logging.ts';
+import { registerSandboxRoutes } from './sandbox/routes.ts';
+import { registerWebhookRoutes } from './webhooks/routes.ts';
+
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+export interface BuildOptions {
+  components: Components;
+  /** The process's pino logger (tests pass one that writes to a captured stream). */
+  logger?: Logger;
+}
+
+export async function buildApp(deps: AppDeps, options: BuildOptions): Promise<App> {
+  const app = Fastify({
+    loggerInstance: (options.logger ?? pino(loggerOptions(deps.config.logLevel))) as FastifyBaseLogger,
+    bodyLimit: BODY_LIMIT_BYTES,
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : newUuid();
+    },
+    logController: new LogController({ requestIdLogLabel: 'request_id' }),
+    trustProxy: false,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    ajv: {
+      // The contract rejects what it does not accept: no coercion (a single value is not a list),
+      // no silent removal of unknown keys.
+      customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>() as App;
+
+  // Every registered path, to tell 405 (known path, other method) from 404.
+  const knownRoutes = FindMyWay();
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      if (method === 'HEAD' || route.url.includes('*')) continue;
+      try {
+        knownRoutes.on(method as 'GET', route.url, () => {});
+      } catch {
+        // Duplicate registration of the same shape (e.g. with and without a trailing slash).
+      }
+    }
+  });
+  const allowedMethods = (path: string) =>
+    ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter(
+      (method) => knownRoutes.find(method as 'GET', path) !== null,
+    );
+  installErrorHandling(app, allowedMethods);
+
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    const labels = { method: request.method, route, status: String(reply.statusCode) };
+    deps.metrics.httpRequests.inc(labels);
+    deps.metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Payment Service API',
+        version: '1.0.0',
+        description:
+          'Cross-border payment API. Authenticate with an OAuth 2.0 client-credentials token from ' +
+          '`/realms/{realm}/protocol/openid-connect/token` and send it as `Authorization: Bearer <token>`.',
+      },
+      components: {
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  registerOpsRoutes(app, deps);
+  if (options.components.auth) registerAuthRoutes(app, deps);
+  if (options.components.api) {
+    await registerBearerAuth(app, deps);
+    registerAdminRoutes(app, deps);
+    registerWebhookRoutes(app, deps);
+    if (deps.config.appEnv === 'sandbox') registerSandboxRoutes(app, deps);
+  }
+  return app;
+}

@@ -1,0 +1,91 @@
+// SQL of the auth module: API clients and signing keys.
+import type { Queryable } from '../db/pool.ts';
+
+export interface ClientRow {
+  client_id: string;
+  organisation_id: string;
+  realm: string;
+  name: string | null;
+  secret_hash: string;
+  scopes: string[];
+  created_at: Date;
+  deleted_at: Date | null;
+}
+
+export async function findClient(db: Queryable, clientId: string): Promise<ClientRow | undefined> {
+  const result = await db.query<ClientRow>('SELECT * FROM api_clients WHERE client_id = $1', [clientId]);
+  return result.rows[0];
+}
+
+export async function insertClient(
+  db: Queryable,
+  client: Pick<ClientRow, 'client_id' | 'organisation_id' | 'realm' | 'name' | 'secret_hash' | 'scopes'>,
+): Promise<ClientRow> {
+  const result = await db.query<ClientRow>(
+    `INSERT INTO api_clients (client_id, organisation_id, realm, name, secret_hash, scopes)
+     VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
+    [client.client_id, client.organisation_id, client.realm, client.name, client.secret_hash, client.scopes],
+  );
+  return result.rows[0]!;
+}
+
+/** Marks a client deleted; returns the row, or undefined when no such client exists. */
+export async function markClientDeleted(db: Queryable, clientId: string): Promise<ClientRow | undefined> {
+  const result = await db.query<ClientRow>(
+    'UPDATE api_clients SET deleted_at = COALESCE(deleted_at, now()) WHERE client_id = $1 RETURNING *',
+    [clientId],
+  );
+  return result.rows[0];
+}
+
+export interface SigningKeyRow {
+  kid: string;
+  realm: string;
+  public_jwk: Record<string, unknown>;
+  private_key_sealed: string;
+  created_at: Date;
+  retired_at: Date | null;
+}
+
+/** Keys still published: the signing one and retired ones whose tokens may not have expired yet. */
+export async function listPublishedKeys(
+  db: Queryable,
+  realm: string,
+  retiredSince: Date,
+): Promise<SigningKeyRow[]> {
+  const result = await db.query<SigningKeyRow>(
+    `SELECT * FROM signing_keys WHERE realm = $1 AND (retired_at IS NULL OR retired_at > $2)
+     ORDER BY created_at DESC`,
+    [realm, retiredSince],
+  );
+  return result.rows;
+}
+
+export async function findSigningKey(db: Queryable, realm: string): Promise<SigningKeyRow | undefined> {
+  const result = await db.query<SigningKeyRow>(
+    'SELECT * FROM signing_keys WHERE realm = $1 AND retired_at IS NULL ORDER BY created_at DESC LIMIT 1',
+    [realm],
+  );
+  return result.rows[0];
+}
+
+export async function insertSigningKey(
+  db: Queryable,
+  key: Pick<SigningKeyRow, 'kid' | 'realm' | 'public_jwk' | 'private_key_sealed'>,
+): Promise<void> {
+  await db.query(
+    'INSERT INTO signing_keys (kid, realm, public_jwk, private_key_sealed) VALUES ($1, $2, $3, $4)',
+    [key.kid, key.realm, key.public_jwk, key.private_key_sealed],
+  );
+}
+
+export async function retireSigningKeys(db: Queryable, realm: string): Promise<void> {
+  await db.query('UPDATE signing_keys SET retired_at = now() WHERE realm = $1 AND retired_at IS NULL', [
+    realm,
+  ]);
+}
+
+/** Serialises key creation across processes starting together. */
+export async function lockRealmKeys(db: Queryable, realm: string): Promise<void> {
+  await db.query("SELECT pg_advisory_xact_lock(hashtext('signing_keys:' || $1))", [realm]);
+}

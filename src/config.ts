@@ -1,0 +1,197 @@
+// Configuration (D1): read from the environment once at start, validated, frozen.
+// A bad value stops the process with a message that names the variable.
+
+export type AppEnv = 'sandbox' | 'production';
+
+export interface Config {
+  appEnv: AppEnv;
+  port: number;
+  host: string;
+  logLevel: string;
+  databaseUrl: string | undefined;
+  databasePoolSize: number;
+  dataDir: string;
+  authRealm: string;
+  authPublicUrl: string | undefined;
+  authIssuer: string | undefined;
+  authJwksUrl: string | undefined;
+  tokenTtlSeconds: number;
+  sandboxClientId: string;
+  sandboxClientSecret: string;
+  adminApiKey: string | undefined;
+  secretsEncryptionKey: string | undefined;
+  redisUrl: string | undefined;
+  rateLimitMax: number;
+  rateLimitWindowMs: number;
+  tokenFailureLimitClient: number;
+  tokenFailureLimitAddress: number;
+  webhookTimeoutMs: number;
+  webhookRetryScheduleMs: number[];
+  webhookConcurrency: number;
+  webhookConcurrencyPerSubscription: number;
+  webhookLeaseMs: number;
+  webhookAllowPrivateTargets: boolean;
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  readonly variable: string;
+  constructor(variable: string, message: string) {
+    super(`Invalid configuration: ${variable} ${message}`);
+    this.variable = variable;
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function str(env: Env, name: string, fallback: string): string {
+  const value = env[name];
+  return value === undefined || value === '' ? fallback : value;
+}
+
+function optional(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max)
+    throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T {
+  const raw = str(env, name, fallback);
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
+  }
+  return raw as T;
+}
+
+function url(env: Env, name: string, protocols: readonly string[]): string | undefined {
+  const raw = optional(env, name);
+  if (raw === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, 'must be an absolute URL');
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** Parses "250ms,1s,5m,2h" (D10) into milliseconds. */
+export function parseDurationList(name: string, raw: string): number[] {
+  const parts = raw.split(',').map((part) => part.trim());
+  return parts.map((part) => {
+    const match = /^(\d+)(ms|s|m|h)$/.exec(part);
+    if (!match)
+      throw new ConfigError(
+        name,
+        `must be a comma list of durations like 250ms,1s,5m,2h; "${part}" is not one`,
+      );
+    return Number(match[1]) * DURATION_UNITS[match[2]!]!;
+  });
+}
+
+/** D10 default schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, 10 h. */
+export const DEFAULT_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h,10h';
+
+export function loadConfig(env: Env = process.env): Config {
+  const appEnv = oneOf(env, 'APP_ENV', 'sandbox', ['sandbox', 'production'] as const);
+  const secretsEncryptionKey = optional(env, 'SECRETS_ENCRYPTION_KEY');
+  if (secretsEncryptionKey !== undefined && !/^[0-9a-fA-F]{64}$/.test(secretsEncryptionKey)) {
+    throw new ConfigError('SECRETS_ENCRYPTION_KEY', 'must be 64 hexadecimal characters (32 bytes)');
+  }
+  if (appEnv === 'production' && secretsEncryptionKey === undefined) {
+    throw new ConfigError('SECRETS_ENCRYPTION_KEY', 'is required when APP_ENV=production (D13)');
+  }
+  const adminApiKey = optional(env, 'ADMIN_API_KEY');
+  if (adminApiKey !== undefined && adminApiKey.length < 16) {
+    throw new ConfigError('ADMIN_API_KEY', 'must be at least 16 characters');
+  }
+  const authIssuer = url(env, 'AUTH_ISSUER', ['http:', 'https:']);
+  const authJwksUrl = url(env, 'AUTH_JWKS_URL', ['http:', 'https:']);
+  if ((authIssuer === undefined) !== (authJwksUrl === undefined)) {
+    throw new ConfigError(
+      authIssuer ? 'AUTH_JWKS_URL' : 'AUTH_ISSUER',
+      'must be set together with the other of AUTH_ISSUER / AUTH_JWKS_URL',
+    );
+  }
+  const realmDefault = appEnv === 'sandbox' ? 'sandbox' : 'production';
+  const authRealm = str(env, 'AUTH_REALM', realmDefault);
+  if (!/^[a-z0-9][a-z0-9_-]{0,63}$/.test(authRealm)) {
+    throw new ConfigError('AUTH_REALM', 'must be lowercase letters, digits, "-" or "_"');
+  }
+  if (appEnv === 'sandbox' && authRealm !== 'sandbox') {
+    throw new ConfigError('AUTH_REALM', 'must be "sandbox" when APP_ENV=sandbox (contract section 5)');
+  }
+  const concurrency = int(env, 'WEBHOOK_CONCURRENCY', 64, 1, 10_000);
+  const webhookTimeoutMs = int(env, 'WEBHOOK_TIMEOUT_MS', 30_000, 100, 300_000);
+  const webhookLeaseMs = int(env, 'WEBHOOK_LEASE_MS', 60_000, 1_000, 3_600_000);
+  if (webhookLeaseMs <= webhookTimeoutMs) {
+    // A lease shorter than the request timeout would let a second worker send the same attempt.
+    throw new ConfigError(
+      'WEBHOOK_LEASE_MS',
+      `must be greater than WEBHOOK_TIMEOUT_MS (${webhookTimeoutMs})`,
+    );
+  }
+  return Object.freeze({
+    appEnv,
+    port: int(env, 'PORT', 8080, 0, 65_535),
+    host: str(env, 'HOST', '0.0.0.0'),
+    logLevel: oneOf(env, 'LOG_LEVEL', 'info', [
+      'fatal',
+      'error',
+      'warn',
+      'info',
+      'debug',
+      'trace',
+      'silent',
+    ] as const),
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databasePoolSize: int(env, 'DATABASE_POOL_SIZE', 20, 1, 1000),
+    dataDir: str(env, 'DATA_DIR', './data'),
+    authRealm,
+    authPublicUrl: url(env, 'AUTH_PUBLIC_URL', ['http:', 'https:']),
+    authIssuer,
+    authJwksUrl,
+    tokenTtlSeconds: int(env, 'TOKEN_TTL_SECONDS', 300, 30, 86_400),
+    sandboxClientId: str(env, 'SANDBOX_CLIENT_ID', 'sandbox-client'),
+    sandboxClientSecret: str(env, 'SANDBOX_CLIENT_SECRET', 'sandbox-secret'),
+    adminApiKey,
+    secretsEncryptionKey,
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    rateLimitMax: int(env, 'RATE_LIMIT_MAX', 1200, 1, 10_000_000),
+    rateLimitWindowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 100, 86_400_000),
+    tokenFailureLimitClient: int(env, 'TOKEN_FAILURE_LIMIT_CLIENT', 20, 1, 1_000_000),
+    tokenFailureLimitAddress: int(env, 'TOKEN_FAILURE_LIMIT_ADDRESS', 100, 1, 1_000_000),
+    webhookTimeoutMs,
+    webhookRetryScheduleMs: parseDurationList(
+      'WEBHOOK_RETRY_SCHEDULE',
+      str(env, 'WEBHOOK_RETRY_SCHEDULE', DEFAULT_RETRY_SCHEDULE),
+    ),
+    webhookConcurrency: concurrency,
+    webhookConcurrencyPerSubscription: int(env, 'WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION', 8, 1, concurrency),
+    webhookLeaseMs,
+    webhookAllowPrivateTargets: bool(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
+    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
+  });
+}

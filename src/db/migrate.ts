@@ -1,0 +1,79 @@
+// Forward-only numbered migrations (D2), applied under an advisory lock so that several
+// processes starting together apply each migration exactly once.
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Pool } from './pool.ts';
+
+const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
+// Arbitrary constant shared by every process of this service: "payment-service migrations".
+const MIGRATION_LOCK_ID = 7_301_202_611;
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export async function loadMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]> {
+  const files = (await readdir(dir)).filter((file) => /^\d{3}_[a-z0-9_]+\.sql$/.test(file)).sort();
+  return Promise.all(
+    files.map(async (file) => ({
+      version: Number(file.slice(0, 3)),
+      name: file.slice(4, -4),
+      sql: await readFile(path.join(dir, file), 'utf8'),
+    })),
+  );
+}
+
+/** Applies pending migrations; returns the versions this call applied (empty when up to date). */
+export async function migrate(pool: Pool, migrations?: Migration[]): Promise<number[]> {
+  const all = migrations ?? (await loadMigrations());
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version integer PRIMARY KEY,
+      name text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`);
+    const done = new Set(
+      (await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map(
+        (row) => row.version,
+      ),
+    );
+    const applied: number[] = [];
+    for (const migration of all) {
+      if (done.has(migration.version)) continue;
+      await client.query('BEGIN');
+      try {
+        await client.query(migration.sql);
+        await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+          migration.version,
+          migration.name,
+        ]);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK');
+        throw new Error(
+          `migration ${migration.version}_${migration.name} failed: ${(error as Error).message}`,
+        );
+      }
+      applied.push(migration.version);
+    }
+    return applied;
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => {});
+    client.release();
+  }
+}
+
+/** True when every known migration is recorded: used by /readyz. */
+export async function migrationsApplied(pool: Pool): Promise<boolean> {
+  const expected = (await loadMigrations()).map((migration) => migration.version);
+  const result = await pool.query<{ version: number }>(
+    "SELECT version FROM schema_migrations WHERE to_regclass('schema_migrations') IS NOT NULL",
+  );
+  const have = new Set(result.rows.map((row) => row.version));
+  return expected.every((version) => have.has(version));
+}

@@ -1,0 +1,98 @@
+#!/usr/bin/env node
+// CLI entry (D1): payment-service [serve|api|auth|worker|migrate|admin ...]
+import pino from 'pino';
+import { runAdminCli } from './admin/cli.ts';
+import { seedSandbox } from './admin/service.ts';
+import { buildApp } from './app.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { DataDirInUseError } from './db/embedded.ts';
+import { loggerOptions } from './platform/logging.ts';
+import { openRuntime } from './runtime.ts';
+import { type DeliveryWorker, startDeliveryWorker } from './webhooks/delivery/worker.ts';
+
+const ROLES = ['serve', 'api', 'auth', 'worker', 'migrate', 'admin'] as const;
+type Role = (typeof ROLES)[number];
+
+async function main(argv: string[]): Promise<number> {
+  const role = (argv[0] ?? 'serve') as Role;
+  if (!ROLES.includes(role)) {
+    process.stderr.write(`Unknown role "${role}". Usage: payment-service [${ROLES.join('|')}]\n`);
+    return 2;
+  }
+  if (role === 'admin') return runAdminCli(argv.slice(1));
+
+  const config = loadConfig();
+  const log = pino(loggerOptions(config.logLevel));
+  const runtime = await openRuntime(config, log, `payment-service:${role}`);
+  if (role === 'migrate') {
+    log.info('migrations are up to date');
+    await runtime.close();
+    return 0;
+  }
+  const { deps } = runtime;
+  const serveApi = role === 'serve' || role === 'api';
+  const serveAuth = role === 'serve' || role === 'auth';
+  const runWorker = role === 'serve' || role === 'worker';
+
+  let sandboxCredentials: { clientId: string; clientSecret: string } | undefined;
+  if (config.appEnv === 'sandbox' && (serveApi || serveAuth)) sandboxCredentials = await seedSandbox(deps);
+
+  const app = await buildApp(deps, { components: { api: serveApi, auth: serveAuth }, logger: log });
+  const worker: DeliveryWorker | undefined = runWorker
+    ? startDeliveryWorker(deps, log.child({ component: 'delivery' }))
+    : undefined;
+  const address = await app.listen({ port: config.port, host: config.host });
+  log.info({ role, address, env: config.appEnv }, `payment-service ${role} listening on ${address}`);
+  if (role === 'worker') log.info('worker role: the HTTP server answers /healthz, /readyz and /metrics only');
+  if (role === 'auth') log.info('auth role: token, JWKS and discovery endpoints only');
+  if (sandboxCredentials) {
+    const base = address.replace('0.0.0.0', '127.0.0.1');
+    process.stdout.write(
+      [
+        '',
+        `  payment-service (sandbox) is ready at ${base}`,
+        `  token endpoint : ${base}/realms/${config.authRealm}/protocol/openid-connect/token`,
+        `  client_id      : ${sandboxCredentials.clientId}`,
+        `  client_secret  : ${sandboxCredentials.clientSecret}`,
+        `  API reference  : ${base}/docs`,
+        '',
+        '',
+      ].join('\n'),
+    );
+  }
+
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const shutdown = async (signal: string) => {
+      if (stopping) {
+        log.warn({ signal }, 'second signal: exiting now');
+        process.exit(1);
+      }
+      stopping = true;
+      log.info({ signal }, 'shutting down: no new requests, finishing in-flight work');
+      const force = setTimeout(() => {
+        log.error('shutdown timed out; exiting');
+        process.exit(1);
+      }, config.shutdownTimeoutMs + 5_000);
+      force.unref();
+      await Promise.allSettled([app.close(), worker?.stop()]);
+      await runtime.close();
+      log.info('stopped');
+      resolve(0);
+    };
+    process.once('SIGINT', () => void shutdown('SIGINT'));
+    process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  });
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    if (error instanceof ConfigError || error instanceof DataDirInUseError) {
+      process.stderr.write(`payment-service: ${error.message}\n`);
+    } else {
+      process.stderr.write(`payment-service: failed to start: ${(error as Error).stack ?? String(error)}\n`);
+    }
+    process.exit(1);
+  },
+);

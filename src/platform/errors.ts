@@ -1,0 +1,225 @@
+// The platform error envelope and every generic error of D5.
+// Body keys in this order: error, code, field (validation only), details (optional), error_id.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { newErrorId } from './ids.ts';
+
+export type ErrorCode =
+  | 'BAD_REQUEST'
+  | 'VALIDATION_FAILED'
+  | 'NOT_FOUND'
+  | 'CONFLICT'
+  | 'METHOD_NOT_ALLOWED'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'UNAUTHORIZED'
+  | 'AUTHORIZATION_FAILED'
+  | 'RATE_LIMIT_EXCEEDED'
+  | 'SERVICE_UNAVAILABLE'
+  | 'INTERNAL_ERROR';
+
+const STATUS_OF: Record<ErrorCode, number> = {
+  BAD_REQUEST: 400,
+  VALIDATION_FAILED: 422,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  METHOD_NOT_ALLOWED: 405,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  UNAUTHORIZED: 401,
+  AUTHORIZATION_FAILED: 403,
+  RATE_LIMIT_EXCEEDED: 429,
+  SERVICE_UNAVAILABLE: 503,
+  INTERNAL_ERROR: 500,
+};
+
+export interface ErrorBody {
+  error: string;
+  code: ErrorCode;
+  field?: string;
+  details?: unknown[];
+  error_id: string;
+}
+
+/** An error the client caused or may act on; the message is safe to show. */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly statusCode: number;
+  readonly field: string | undefined;
+  readonly details: unknown[] | undefined;
+
+  constructor(code: ErrorCode, message: string, options: { field?: string; details?: unknown[] } = {}) {
+    super(message);
+    this.name = 'AppError';
+    this.code = code;
+    this.statusCode = STATUS_OF[code];
+    this.field = options.field;
+    this.details = options.details;
+  }
+}
+
+export const badRequest = (message: string): AppError => new AppError('BAD_REQUEST', message);
+export const notFound = (message = 'Resource not found'): AppError => new AppError('NOT_FOUND', message);
+export const conflict = (message: string): AppError => new AppError('CONFLICT', message);
+export const validationFailed = (field: string, message: string): AppError =>
+  new AppError('VALIDATION_FAILED', message, { field });
+export const forbidden = (message = 'The client lacks permission for this operation'): AppError =>
+  new AppError('AUTHORIZATION_FAILED', message);
+
+/** 401 has its own body, `{"message":"Unauthorized"}`, not the envelope (contract section 7). */
+export class UnauthorizedError extends Error {
+  readonly statusCode = 401;
+  readonly reason: string;
+  constructor(reason: string) {
+    super('Unauthorized');
+    this.name = 'UnauthorizedError';
+    this.reason = reason;
+  }
+}
+
+export function envelope(error: AppError, errorId: string): ErrorBody {
+  const body: ErrorBody = { error: error.message, code: error.code } as ErrorBody;
+  if (error.field !== undefined) body.field = error.field;
+  if (error.details !== undefined) body.details = error.details;
+  body.error_id = errorId;
+  return body;
+}
+
+/** Converts an ajv instance path (`/filters/status/0`) to the field name clients read (`filters.status[0]`). */
+export function fieldFromPointer(pointer: string): string {
+  return pointer
+    .split('/')
+    .filter((segment) => segment !== '')
+    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce(
+      (path, segment) =>
+        /^\d+$/.test(segment) ? `${path}[${segment}]` : path ? `${path}.${segment}` : segment,
+      '',
+    );
+}
+
+interface AjvError {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+function fromValidation(errors: AjvError[]): AppError {
+  const first = errors[0];
+  if (!first) return new AppError('VALIDATION_FAILED', 'The request is invalid');
+  let field = fieldFromPointer(first.instancePath);
+  let message = `${field || 'body'} ${first.message ?? 'is invalid'}`;
+  if (first.keyword === 'required' && typeof first.params.missingProperty === 'string') {
+    field = field ? `${field}.${first.params.missingProperty}` : first.params.missingProperty;
+    message = `${field} is required`;
+  } else if (
+    first.keyword === 'additionalProperties' &&
+    typeof first.params.additionalProperty === 'string'
+  ) {
+    field = field ? `${field}.${first.params.additionalProperty}` : first.params.additionalProperty;
+    message = `${field} is not a recognised field`;
+  } else if (first.keyword === 'type' && !field) {
+    message = 'The request body must be a JSON object';
+  } else if (first.keyword === 'type') {
+    message =
+      first.params.type === 'array'
+        ? `${field} must be a list`
+        : `${field} must be of type ${String(first.params.type)}`;
+  } else if (first.keyword === 'enum' && Array.isArray(first.params.allowedValues)) {
+    message = `${field} must be one of: ${first.params.allowedValues.join(', ')}`;
+  } else if (first.keyword === 'const' && first.params.allowedValue !== undefined) {
+    message = `${field} must be ${String(first.params.allowedValue)}`;
+  } else if (first.keyword === 'anyOf') {
+    message = `${field} has an invalid value`;
+  }
+  return new AppError('VALIDATION_FAILED', message, field ? { field } : {});
+}
+
+/** Maps anything thrown while handling a request to an AppError; undefined means "unexpected" (500). */
+export function toAppError(error: FastifyError | Error): AppError | undefined {
+  if (error instanceof AppError) return error;
+  const fastifyError = error as FastifyError & { validation?: AjvError[] };
+  if (Array.isArray(fastifyError.validation)) return fromValidation(fastifyError.validation);
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('PAYLOAD_TOO_LARGE', 'The request body is larger than 1 MiB');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new AppError(
+        'UNSUPPORTED_MEDIA_TYPE',
+        'The request body must be JSON sent with Content-Type: application/json',
+      );
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError('BAD_REQUEST', 'The request body is empty but Content-Type is application/json');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new AppError('BAD_REQUEST', 'The request body is not valid JSON');
+  }
+  if (error instanceof SyntaxError || fastifyError.statusCode === 400) {
+    // JSON.parse failures and prototype-poisoning rejections from the body parser.
+    return new AppError('BAD_REQUEST', 'The request body is not valid JSON');
+  }
+  if (fastifyError.statusCode === 429) {
+    return new AppError(
+      'RATE_LIMIT_EXCEEDED',
+      'Too many requests; back off and retry after the Retry-After interval',
+    );
+  }
+  if (fastifyError.statusCode === 413)
+    return new AppError('PAYLOAD_TOO_LARGE', 'The request body is too large');
+  if (fastifyError.statusCode === 415) {
+    return new AppError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      'The request body must be JSON sent with Content-Type: application/json',
+    );
+  }
+  if (fastifyError.statusCode === 404) return notFound();
+  if (
+    fastifyError.statusCode !== undefined &&
+    fastifyError.statusCode >= 400 &&
+    fastifyError.statusCode < 500
+  ) {
+    return new AppError('BAD_REQUEST', 'The request is invalid');
+  }
+  return undefined;
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, thrown: Error): FastifyReply {
+  const errorId = newErrorId();
+  if (thrown instanceof UnauthorizedError) {
+    request.log.info({ error_id: errorId, reason: thrown.reason }, 'unauthorized');
+    return reply.code(401).type('application/json').send({ message: 'Unauthorized' });
+  }
+  const appError = toAppError(thrown);
+  if (appError === undefined) {
+    // Never leak internals: the body says only that it failed, the log has the cause.
+    request.log.error({ error_id: errorId, err: thrown }, 'unexpected error');
+    const internal = new AppError(
+      'INTERNAL_ERROR',
+      'The platform failed to answer; retry once, then contact support with error_id',
+    );
+    return reply.code(500).type('application/json').send(envelope(internal, errorId));
+  }
+  request.log.info(
+    { error_id: errorId, code: appError.code, status: appError.statusCode, field: appError.field },
+    appError.message,
+  );
+  return reply.code(appError.statusCode).type('application/json').send(envelope(appError, errorId));
+}
+
+/** Installs the envelope as the error handler and a 404 / 405 handler on the root instance. */
+export function installErrorHandling(app: FastifyInstance, allowedMethods: (url: string) => string[]): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => sendError(request, reply, error));
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? request.url;
+    const methods = allowedMethods(path);
+    if (methods.length > 0) {
+      reply.header('Allow', methods.join(', '));
+      return sendError(
+        request,
+        reply,
+        new AppError('METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed on ${path}`),
+      );
+    }
+    return sendError(request, reply, notFound(`No route matches ${request.method} ${path}`));
+  });
+}

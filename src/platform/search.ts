@@ -1,0 +1,90 @@
+// The search body and page shape shared by every `POST .../search` endpoint (D4).
+// Validation happens in the route schema (ajv), so every rejection names its field:
+// a single value instead of a list -> `filters.status`, an unknown key -> `filters.foo`, and so on.
+import { type TObject, type TSchema, Type } from '@sinclair/typebox';
+
+export const MAX_PAGE_SIZE = 100;
+export const DEFAULT_PAGE_SIZE = 20;
+
+/** A filter value: always a non-empty list (D4). */
+export const FilterList = <T extends TSchema>(item: T) => Type.Array(item, { minItems: 1, maxItems: 100 });
+
+export function searchBodySchema<F extends Record<string, TSchema>>(filters: F, sortKeys: readonly string[]) {
+  return Type.Object(
+    {
+      filters: Type.Optional(Type.Object(filters, { additionalProperties: false })),
+      search: Type.Optional(Type.String({ maxLength: 200, description: 'Free-text search.' })),
+      page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
+      page_size: Type.Optional(
+        Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE }),
+      ),
+      sort_by: Type.Optional(
+        Type.Union(
+          sortKeys.map((key) => Type.Literal(key)),
+          { default: 'id' },
+        ),
+      ),
+      sort_direction: Type.Optional(
+        Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'desc' }),
+      ),
+    },
+    { additionalProperties: false },
+  );
+}
+
+export function pageSchema<T extends TObject>(item: T) {
+  return Type.Object({
+    items: Type.Array(item),
+    total: Type.Integer({ minimum: 0 }),
+    page: Type.Integer({ minimum: 1 }),
+    page_size: Type.Integer({ minimum: 1 }),
+  });
+}
+
+export interface SearchBody<Filters> {
+  filters?: Filters;
+  search?: string;
+  page?: number;
+  page_size?: number;
+  sort_by?: string;
+  sort_direction?: 'asc' | 'desc';
+}
+
+export interface SearchQuery<Filters, SortKey extends string> {
+  filters: Filters;
+  search: string | undefined;
+  page: number;
+  pageSize: number;
+  offset: number;
+  sortBy: SortKey;
+  sortDirection: 'asc' | 'desc';
+}
+
+export interface Page<T> {
+  items: T[];
+  total: number;
+  page: number;
+  page_size: number;
+}
+
+/** Applies the D4 defaults to a body that the route schema has already validated. */
+export function toSearchQuery<Filters extends object, SortKey extends string>(
+  body: SearchBody<Filters> | undefined,
+): SearchQuery<Filters, SortKey> {
+  const page = body?.page ?? 1;
+  const pageSize = body?.page_size ?? DEFAULT_PAGE_SIZE;
+  const search = body?.search?.trim();
+  return {
+    filters: (body?.filters ?? {}) as Filters,
+    search: search ? search : undefined,
+    page,
+    pageSize,
+    offset: (page - 1) * pageSize,
+    sortBy: (body?.sort_by ?? 'id') as SortKey,
+    sortDirection: body?.sort_direction ?? 'desc',
+  };
+}
+
+export function toPage<T>(query: SearchQuery<unknown, string>, items: T[], total: number): Page<T> {
+  return { items, total, page: query.page, page_size: query.pageSize };
+}

@@ -1,0 +1,80 @@
+// publishEvent: the one internal way any part of the service emits a webhook event (D10).
+// In the caller's transaction it records the event with its fixed payload envelope and one delivery
+// per matching active subscription (transactional outbox, D2). With no active match nothing is recorded.
+import type { PoolClient } from '../db/pool.ts';
+import { newEventPublicId } from '../platform/ids.ts';
+import * as outbox from './publish-repository.ts';
+
+export interface PublishInput {
+  organisationId: string;
+  eventTypeCode: string;
+  /** The envelope's `data`; D8: `{"object": <resource>, "previous_status": <status or null>}` for resource events. */
+  data: unknown;
+  sourceObjectType?: string | null;
+  sourceObjectId?: string | null;
+  /** D8: `<resource id>:<status>` so that a state is announced once. */
+  idempotencyKey?: string | null;
+}
+
+export type PublishResult =
+  | { outcome: 'published'; event: outbox.EventRow; deliveries: number }
+  /** The idempotency key was used before: the first event, nothing queued. */
+  | { outcome: 'duplicate'; event: outbox.EventRow }
+  /** No active subscription of the organisation matches the event type: nothing recorded. */
+  | { outcome: 'no_subscribers' };
+
+/** The envelope sent byte for byte on every attempt (D10). */
+export function buildPayload(publicId: string, type: string, createdAt: Date, data: unknown): string {
+  return JSON.stringify({ id: publicId, type, created_at: createdAt.toISOString(), data: data ?? {} });
+}
+
+export async function publishEvent(tx: PoolClient, input: PublishInput): Promise<PublishResult> {
+  const idempotencyKey = input.idempotencyKey ?? null;
+  if (idempotencyKey !== null) {
+    const existing = await outbox.findEventByIdempotencyKey(tx, input.organisationId, idempotencyKey);
+    if (existing) return { outcome: 'duplicate', event: existing };
+  }
+  const subscriptionIds = await outbox.activeSubscriptionIdsFor(
+    tx,
+    input.organisationId,
+    input.eventTypeCode,
+  );
+  if (subscriptionIds.length === 0) return { outcome: 'no_subscribers' };
+
+  const publicId = newEventPublicId();
+  const createdAt = new Date();
+  const event = await outbox.insertEvent(tx, {
+    public_id: publicId,
+    organisation_id: input.organisationId,
+    event_type_code: input.eventTypeCode,
+    payload: buildPayload(publicId, input.eventTypeCode, createdAt, input.data),
+    source_object_type: input.sourceObjectType ?? null,
+    source_object_id: input.sourceObjectId ?? null,
+    idempotency_key: idempotencyKey,
+    created_at: createdAt,
+  });
+  if (!event) {
+    // A concurrent publisher committed the same idempotency key first.
+    const first = await outbox.findEventByIdempotencyKey(tx, input.organisationId, idempotencyKey!);
+    return { outcome: 'duplicate', event: first! };
+  }
+  await outbox.insertDeliveries(tx, event, event.current_round, subscriptionIds);
+  return { outcome: 'published', event, deliveries: subscriptionIds.length };
+}
+
+/**
+ * Replay (D10): a new round with one delivery per currently active subscription that matches the
+ * event type, including those that already received it. Returns the number queued; with none the
+ * event is left untouched (it stays `dead_letter`). The caller holds the event row lock.
+ */
+export async function queueReplayRound(tx: PoolClient, event: outbox.EventRow): Promise<number> {
+  const subscriptionIds = await outbox.activeSubscriptionIdsFor(
+    tx,
+    event.organisation_id,
+    event.event_type_code,
+  );
+  if (subscriptionIds.length === 0) return 0;
+  const updated = await outbox.startNextRound(tx, event.id);
+  await outbox.insertDeliveries(tx, updated, updated.current_round, subscriptionIds);
+  return subscriptionIds.length;
+}

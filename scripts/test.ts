@@ -2,6 +2,7 @@
 // then runs every test file with node:test. Each test file copies the template into its own database.
 //   TEST_DATABASE_URL set: that server (any database on it serves as the admin connection).
 //   unset: an embedded PostgreSQL in .test-data/ (initialised once, reused).
+// Databases of one run are named pstest_<run id>_...; several runs may share one server.
 import { spawn } from 'node:child_process';
 import { globSync } from 'node:fs';
 import pg from 'pg';
@@ -9,22 +10,46 @@ import { startEmbeddedPostgres } from '../src/db/embedded.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createPool } from '../src/db/pool.ts';
 
-const TEMPLATE = 'pstest_template';
+const RUN_ID = String(process.pid);
+const TEMPLATE = `pstest_${RUN_ID}_template`;
 
-async function prepareTemplate(adminUrl: string): Promise<void> {
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
+function isAlive(pid: number): boolean {
   try {
-    const stale = await admin.query<{ datname: string }>(
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function withAdmin<T>(adminUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Drops this run's databases, and those of earlier runs whose runner is gone. */
+async function dropDatabases(adminUrl: string): Promise<void> {
+  await withAdmin(adminUrl, async (admin) => {
+    const found = await admin.query<{ datname: string }>(
       "SELECT datname FROM pg_database WHERE datname LIKE 'pstest\\_%'",
     );
-    for (const { datname } of stale.rows) {
-      await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(datname)} WITH (FORCE)`);
+    for (const { datname } of found.rows) {
+      const runner = Number(datname.split('_')[1]);
+      if (runner === process.pid || !isAlive(runner)) {
+        await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(datname)} WITH (FORCE)`);
+      }
     }
-    await admin.query(`CREATE DATABASE ${TEMPLATE}`);
-  } finally {
-    await admin.end();
-  }
+  });
+}
+
+async function prepareTemplate(adminUrl: string): Promise<void> {
+  await dropDatabases(adminUrl);
+  await withAdmin(adminUrl, (admin) => admin.query(`CREATE DATABASE ${pg.escapeIdentifier(TEMPLATE)}`));
   const url = new URL(adminUrl);
   url.pathname = `/${TEMPLATE}`;
   const pool = createPool(url.toString(), 2, 'payment-service:test-template');
@@ -48,19 +73,24 @@ async function main(): Promise<number> {
   try {
     await prepareTemplate(adminUrl);
     const testFiles = patterns.flatMap((pattern) => globSync(pattern)).sort();
-    const code = await new Promise<number>((resolve) => {
+    return await new Promise<number>((resolve) => {
       const child = spawn(
         process.execPath,
-        ['--test', '--test-concurrency=3', '--test-timeout=180000', ...testFiles],
+        ['--test', '--test-concurrency=3', '--test-timeout=300000', ...testFiles],
         {
           stdio: 'inherit',
-          env: { ...process.env, TEST_DATABASE_URL: adminUrl, TEST_TEMPLATE_DATABASE: TEMPLATE },
+          env: {
+            ...process.env,
+            TEST_DATABASE_URL: adminUrl,
+            TEST_TEMPLATE_DATABASE: TEMPLATE,
+            TEST_RUN_ID: RUN_ID,
+          },
         },
       );
       child.on('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0)));
     });
-    return code;
   } finally {
+    await dropDatabases(adminUrl).catch(() => {});
     await stop?.();
   }
 }

@@ -31,9 +31,8 @@ async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
 export async function createTestDatabase(
   options: { template?: boolean; poolSize?: number } = {},
 ): Promise<TestDatabase> {
-  const name = `pstest_${process.pid}_${randomBytes(4).toString('hex')}`;
-  const template =
-    options.template === false ? 'template0' : (process.env.TEST_TEMPLATE_DATABASE ?? 'pstest_template');
+  const name = `pstest_${process.env.TEST_RUN_ID ?? process.pid}_${randomBytes(5).toString('hex')}`;
+  const template = options.template === false ? 'template0' : (process.env.TEST_TEMPLATE_DATABASE ?? '');
   await admin(async (client) => {
     for (let attempt = 0; ; attempt++) {
       try {

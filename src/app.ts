@@ -45,6 +45,9 @@ export async function buildApp(deps: AppDeps, options: BuildOptions): Promise<Ap
     },
   }).withTypeProvider<TypeBoxTypeProvider>() as App;
 
+  // JSON is the only request body the API takes (contract rule 1); anything else is 415 (D5).
+  app.removeContentTypeParser(['text/plain']);
+
   // Every registered path, to tell 405 (known path, other method) from 404.
   const knownRoutes = FindMyWay();
   app.addHook('onRoute', (route) => {

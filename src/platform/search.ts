@@ -12,7 +12,7 @@ export const FilterList = <T extends TSchema>(item: T) => Type.Array(item, { min
 export function searchBodySchema<F extends Record<string, TSchema>>(filters: F, sortKeys: readonly string[]) {
   return Type.Object(
     {
-      filters: Type.Optional(Type.Object(filters, { additionalProperties: false })),
+      filters: Type.Optional(Type.Partial(Type.Object(filters, { additionalProperties: false }))),
       search: Type.Optional(Type.String({ maxLength: 200, description: 'Free-text search.' })),
       page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
       page_size: Type.Optional(

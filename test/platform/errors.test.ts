@@ -1,0 +1,146 @@
+// Generic errors of D5 on the real app: status, code, `error` first and `error_id` last.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import pino from 'pino';
+import { buildApp } from '../../src/app.ts';
+import {
+  errorBody,
+  LogCapture,
+  startTestApp,
+  TEST_ADMIN_KEY,
+  type Tenant,
+  type TestApp,
+} from '../helpers/app.ts';
+
+const admin = { authorization: `Bearer ${TEST_ADMIN_KEY}` };
+
+describe('generic errors (D5)', () => {
+  let t: TestApp;
+  let tenant: Tenant;
+  before(async () => {
+    t = await startTestApp();
+    tenant = await t.tenant();
+  });
+  after(() => t.close());
+
+  it('answers an unknown route with 404 NOT_FOUND in the envelope', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/api/v1/nothing-here' });
+    assert.equal(response.statusCode, 404);
+    const body = errorBody(response.body);
+    assert.equal(body.code, 'NOT_FOUND');
+    assert.equal(body.field, undefined);
+    assert.equal(response.headers['content-type'], 'application/json; charset=utf-8');
+  });
+
+  it('answers a wrong method on a known path with 405 and an Allow header', async () => {
+    const response = await t.app.inject({ method: 'DELETE', url: '/healthz' });
+    assert.equal(response.statusCode, 405);
+    assert.equal(errorBody(response.body).code, 'METHOD_NOT_ALLOWED');
+    assert.equal(response.headers.allow, 'GET');
+  });
+
+  it('answers malformed JSON with 400 BAD_REQUEST', async () => {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/admin/v1/organisations',
+      headers: { ...admin, 'content-type': 'application/json' },
+      payload: '{"name": "Acme",',
+    });
+    assert.equal(response.statusCode, 400);
+    assert.equal(errorBody(response.body).code, 'BAD_REQUEST');
+  });
+
+  it('answers an empty JSON body with 400 BAD_REQUEST', async () => {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/admin/v1/organisations',
+      headers: { ...admin, 'content-type': 'application/json' },
+      payload: '',
+    });
+    assert.equal(response.statusCode, 400);
+    assert.equal(errorBody(response.body).code, 'BAD_REQUEST');
+  });
+
+  it('answers a prototype-poisoning body with 400 BAD_REQUEST', async () => {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/admin/v1/organisations',
+      headers: { ...admin, 'content-type': 'application/json' },
+      payload: '{"name":"x","__proto__":{"admin":true}}',
+    });
+    assert.equal(response.statusCode, 400);
+    assert.equal(errorBody(response.body).code, 'BAD_REQUEST');
+  });
+
+  it('answers a wrong content type with 415 UNSUPPORTED_MEDIA_TYPE', async () => {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/admin/v1/organisations',
+      headers: { ...admin, 'content-type': 'text/plain' },
+      payload: 'name=Acme',
+    });
+    assert.equal(response.statusCode, 415);
+    assert.equal(errorBody(response.body).code, 'UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it('answers a body over 1 MiB with 413 PAYLOAD_TOO_LARGE', async () => {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/admin/v1/organisations',
+      headers: { ...admin, 'content-type': 'application/json' },
+      payload: JSON.stringify({ name: 'x'.repeat(1024 * 1024) }),
+    });
+    assert.equal(response.statusCode, 413);
+    assert.equal(errorBody(response.body).code, 'PAYLOAD_TOO_LARGE');
+  });
+
+  it('answers a body that is not an object with 422 VALIDATION_FAILED', async () => {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/admin/v1/organisations',
+      headers: { ...admin, 'content-type': 'application/json' },
+      payload: '[1,2]',
+    });
+    assert.equal(response.statusCode, 422);
+    assert.equal(errorBody(response.body).code, 'VALIDATION_FAILED');
+  });
+
+  it('keeps a request id on every response log line and reuses a given X-Request-Id', async () => {
+    await t.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'trace-abc-123' } });
+    assert.ok(t.logs.lines.some((line) => line.includes('"request_id":"trace-abc-123"')));
+  });
+
+  it('logs the error_id of every error it returns', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/api/v1/missing' });
+    const { error_id } = errorBody(response.body);
+    assert.ok(t.logs.lines.some((line) => line.includes(error_id)));
+  });
+
+  it('never logs the Authorization header', async () => {
+    await t.app.inject({ method: 'GET', url: '/healthz', headers: tenant.auth });
+    assert.ok(!t.logs.text.includes(tenant.token));
+  });
+
+  it('answers an unexpected failure with 500 INTERNAL_ERROR and no internals, logging the cause', async () => {
+    const logs = new LogCapture();
+    const app = await buildApp(t.deps, {
+      components: { api: false, auth: false },
+      logger: pino({ level: 'info' }, logs),
+    });
+    app.get('/boom', async () => {
+      throw new Error('database password is hunter2');
+    });
+    await app.ready();
+    try {
+      const response = await app.inject({ method: 'GET', url: '/boom' });
+      assert.equal(response.statusCode, 500);
+      const body = errorBody(response.body);
+      assert.equal(body.code, 'INTERNAL_ERROR');
+      assert.ok(!response.body.includes('hunter2'));
+      const logged = logs.lines.find((line) => line.includes(body.error_id));
+      assert.ok(logged?.includes('hunter2'), 'the log line with the error_id carries the cause');
+    } finally {
+      await app.close();
+    }
+  });
+});

@@ -1,0 +1,83 @@
+// Configuration (D1): defaults, and every bad value stops start-up with a message naming the variable.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig, parseDurationList } from '../src/config.ts';
+
+const rejects = (env: Record<string, string>, variable: string) => {
+  assert.throws(
+    () => loadConfig(env),
+    (error: unknown) =>
+      error instanceof ConfigError && error.variable === variable && error.message.includes(variable),
+  );
+};
+
+describe('configuration (D1)', () => {
+  it('defaults to sandbox on port 8080 with the D1, D10 and D12 defaults', () => {
+    const config = loadConfig({});
+    assert.equal(config.appEnv, 'sandbox');
+    assert.equal(config.port, 8080);
+    assert.equal(config.host, '0.0.0.0');
+    assert.equal(config.dataDir, './data');
+    assert.equal(config.databaseUrl, undefined);
+    assert.equal(config.authRealm, 'sandbox');
+    assert.equal(config.sandboxClientId, 'sandbox-client');
+    assert.equal(config.sandboxClientSecret, 'sandbox-secret');
+    assert.equal(config.tokenTtlSeconds, 300);
+    assert.equal(config.rateLimitMax, 1200);
+    assert.equal(config.rateLimitWindowMs, 60_000);
+    assert.equal(config.tokenFailureLimitClient, 20);
+    assert.equal(config.tokenFailureLimitAddress, 100);
+    assert.equal(config.webhookTimeoutMs, 30_000);
+    assert.deepEqual(
+      config.webhookRetryScheduleMs,
+      [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000, 36_000_000],
+    );
+    assert.equal(config.webhookAllowPrivateTargets, false);
+    assert.equal(config.adminApiKey, undefined);
+  });
+
+  it('uses the production realm by default in production', () => {
+    const config = loadConfig({ APP_ENV: 'production', SECRETS_ENCRYPTION_KEY: 'b'.repeat(64) });
+    assert.equal(config.authRealm, 'production');
+  });
+
+  it('rejects an unknown APP_ENV', () => rejects({ APP_ENV: 'staging' }, 'APP_ENV'));
+  it('rejects a PORT that is not a number', () => rejects({ PORT: 'eighty' }, 'PORT'));
+  it('rejects a PORT out of range', () => rejects({ PORT: '70000' }, 'PORT'));
+  it('rejects a DATABASE_URL that is not a postgres URL', () =>
+    rejects({ DATABASE_URL: 'mysql://x/y' }, 'DATABASE_URL'));
+  it('rejects a DATABASE_URL that is not a URL', () =>
+    rejects({ DATABASE_URL: 'not a url' }, 'DATABASE_URL'));
+  it('requires SECRETS_ENCRYPTION_KEY in production (D13)', () =>
+    rejects({ APP_ENV: 'production' }, 'SECRETS_ENCRYPTION_KEY'));
+  it('rejects a SECRETS_ENCRYPTION_KEY that is not 32 bytes of hex', () =>
+    rejects({ SECRETS_ENCRYPTION_KEY: 'abc' }, 'SECRETS_ENCRYPTION_KEY'));
+  it('rejects a short ADMIN_API_KEY', () => rejects({ ADMIN_API_KEY: 'short' }, 'ADMIN_API_KEY'));
+  it('rejects AUTH_ISSUER without AUTH_JWKS_URL', () =>
+    rejects({ AUTH_ISSUER: 'https://id.example/realms/x' }, 'AUTH_JWKS_URL'));
+  it('rejects a realm other than sandbox in sandbox', () => rejects({ AUTH_REALM: 'other' }, 'AUTH_REALM'));
+  it('rejects a malformed retry schedule', () =>
+    rejects({ WEBHOOK_RETRY_SCHEDULE: '5s,soon' }, 'WEBHOOK_RETRY_SCHEDULE'));
+  it('rejects a boolean that is not true or false', () =>
+    rejects({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'yes' }, 'WEBHOOK_ALLOW_PRIVATE_TARGETS'));
+  it('rejects a lease that is not longer than the request timeout', () =>
+    rejects({ WEBHOOK_TIMEOUT_MS: '30000', WEBHOOK_LEASE_MS: '20000' }, 'WEBHOOK_LEASE_MS'));
+  it('rejects an unknown LOG_LEVEL', () => rejects({ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'));
+  it('rejects a REDIS_URL with another scheme', () =>
+    rejects({ REDIS_URL: 'http://127.0.0.1:6379' }, 'REDIS_URL'));
+
+  it('parses duration lists in ms, s, m and h', () => {
+    assert.deepEqual(parseDurationList('X', '250ms,1s,5m,2h'), [250, 1_000, 300_000, 7_200_000]);
+  });
+
+  it('names the variable when the process starts with a bad value', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const result = spawnSync(process.execPath, ['src/main.ts', 'serve'], {
+      env: { ...process.env, PORT: 'eighty' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    assert.equal(result.status, 1);
+    assert.match(result.stderr, /Invalid configuration: PORT must be a whole number/);
+  });
+});

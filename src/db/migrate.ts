@@ -71,9 +71,11 @@ export async function migrate(pool: Pool, migrations?: Migration[]): Promise<num
 /** True when every known migration is recorded: used by /readyz. */
 export async function migrationsApplied(pool: Pool): Promise<boolean> {
   const expected = (await loadMigrations()).map((migration) => migration.version);
-  const result = await pool.query<{ version: number }>(
-    "SELECT version FROM schema_migrations WHERE to_regclass('schema_migrations') IS NOT NULL",
+  const table = await pool.query<{ exists: boolean }>(
+    "SELECT to_regclass('schema_migrations') IS NOT NULL AS exists",
   );
+  if (!table.rows[0]?.exists) return false;
+  const result = await pool.query<{ version: number }>('SELECT version FROM schema_migrations');
   const have = new Set(result.rows.map((row) => row.version));
   return expected.every((version) => have.has(version));
 }

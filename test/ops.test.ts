@@ -1,0 +1,88 @@
+// Operational endpoints (D1) and the generated API reference.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startTestApp, type TestApp } from './helpers/app.ts';
+import { createTestDatabase } from './helpers/database.ts';
+
+describe('health, readiness, metrics, OpenAPI', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp();
+  });
+  after(() => t.close());
+
+  it('answers /healthz 200 without a token', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/healthz' });
+    assert.equal(response.statusCode, 200);
+    assert.deepEqual(response.json(), { status: 'ok' });
+  });
+
+  it('answers /readyz 200 when storage is reachable and migrations are applied', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/readyz' });
+    assert.equal(response.statusCode, 200);
+    assert.deepEqual(response.json(), { status: 'ready' });
+  });
+
+  it('answers /readyz 503 when migrations are missing', async () => {
+    const empty = await createTestDatabase({ template: false });
+    const { buildApp } = await import('../src/app.ts');
+    const { Metrics } = await import('../src/platform/metrics.ts');
+    const app = await buildApp(
+      { ...t.deps, pool: empty.pool, metrics: new Metrics() },
+      { components: { api: false, auth: false } },
+    );
+    try {
+      const response = await app.inject({ method: 'GET', url: '/readyz' });
+      assert.equal(response.statusCode, 503);
+      assert.deepEqual(response.json(), { status: 'migrations pending' });
+    } finally {
+      await app.close();
+      await empty.drop();
+    }
+  });
+
+  it('answers /readyz 503 when storage is unreachable', async () => {
+    const { createPool } = await import('../src/db/pool.ts');
+    const { buildApp } = await import('../src/app.ts');
+    const { Metrics } = await import('../src/platform/metrics.ts');
+    const pool = createPool('postgres://nobody@127.0.0.1:1/none', 1, 'unreachable');
+    const app = await buildApp(
+      { ...t.deps, pool, metrics: new Metrics() },
+      { components: { api: false, auth: false } },
+    );
+    try {
+      const response = await app.inject({ method: 'GET', url: '/readyz' });
+      assert.equal(response.statusCode, 503);
+      assert.deepEqual(response.json(), { status: 'storage unreachable' });
+    } finally {
+      await app.close();
+      await pool.end();
+    }
+  });
+
+  it('counts requests by route template and status in /metrics', async () => {
+    await t.app.inject({ method: 'GET', url: '/healthz' });
+    await t.app.inject({ method: 'GET', url: '/no/such/route' });
+    const response = await t.app.inject({ method: 'GET', url: '/metrics' });
+    assert.equal(response.statusCode, 200);
+    assert.match(response.headers['content-type'] as string, /^text\/plain/);
+    assert.match(response.body, /http_requests_total\{method="GET",route="\/healthz",status="200"\} [1-9]/);
+    assert.match(response.body, /http_requests_total\{method="GET",route="unmatched",status="404"\} [1-9]/);
+    assert.match(
+      response.body,
+      /http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/healthz",status="200"\}/,
+    );
+  });
+
+  it('serves an OpenAPI 3.1 document and a readable reference page', async () => {
+    const spec = await t.app.inject({ method: 'GET', url: '/openapi.json' });
+    assert.equal(spec.statusCode, 200);
+    const document = spec.json();
+    assert.equal(document.openapi, '3.1.0');
+    assert.ok(document.paths['/realms/{realm}/protocol/openid-connect/token']?.post);
+    assert.ok(document.paths['/admin/v1/organisations']?.post);
+    const docs = await t.app.inject({ method: 'GET', url: '/docs/' });
+    assert.equal(docs.statusCode, 200);
+    assert.match(docs.body, /swagger-ui/i);
+  });
+});

@@ -7,11 +7,13 @@ import FindMyWay from 'find-my-way';
 import pino, { type Logger } from 'pino';
 import { registerAdminRoutes } from './admin/routes.ts';
 import { registerBearerAuth } from './auth/bearer.ts';
+import { registerRateLimits } from './auth/rate-limit.ts';
 import { registerAuthRoutes } from './auth/routes.ts';
 import { registerOpsRoutes } from './ops/routes.ts';
 import type { App, AppDeps, Components } from './platform/deps.ts';
 import { installErrorHandling } from './platform/errors.ts';
 import { newUuid } from './platform/ids.ts';
+import { parseJsonBody } from './platform/json.ts';
 import { loggerOptions } from './platform/logging.ts';
 import { registerSandboxRoutes } from './sandbox/routes.ts';
 import { registerWebhookRoutes } from './webhooks/routes.ts';
@@ -46,7 +48,14 @@ export async function buildApp(deps: AppDeps, options: BuildOptions): Promise<Ap
   }).withTypeProvider<TypeBoxTypeProvider>() as App;
 
   // JSON is the only request body the API takes (contract rule 1); anything else is 415 (D5).
-  app.removeContentTypeParser(['text/plain']);
+  app.removeContentTypeParser(['text/plain', 'application/json']);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, parseJsonBody(body as string));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
 
   // Every registered path, to tell 405 (known path, other method) from 404.
   const knownRoutes = FindMyWay();
@@ -93,7 +102,9 @@ export async function buildApp(deps: AppDeps, options: BuildOptions): Promise<Ap
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   registerOpsRoutes(app, deps);
-  if (options.components.auth) registerAuthRoutes(app, deps);
+  // Before any route that needs it: rate limits attach to routes as they are registered (D12).
+  await registerRateLimits(app, deps);
+  if (options.components.auth) registerAuthRoutes(app, deps, { authOnly: !options.components.api });
   if (options.components.api) {
     await registerBearerAuth(app, deps);
     registerAdminRoutes(app, deps);

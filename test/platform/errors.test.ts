@@ -50,15 +50,39 @@ describe('generic errors (D5)', () => {
     assert.equal(errorBody(response.body).code, 'BAD_REQUEST');
   });
 
-  it('answers an empty JSON body with 400 BAD_REQUEST', async () => {
+  it('treats an empty JSON body as no body: 422 where a body is required', async () => {
     const response = await t.app.inject({
       method: 'POST',
       url: '/admin/v1/organisations',
       headers: { ...admin, 'content-type': 'application/json' },
       payload: '',
     });
+    assert.equal(response.statusCode, 422);
+    assert.equal(errorBody(response.body).code, 'VALIDATION_FAILED');
+  });
+
+  it('answers a body that repeats a key with 400 BAD_REQUEST naming the key', async () => {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/admin/v1/organisations',
+      headers: { ...admin, 'content-type': 'application/json' },
+      payload: '{"name":"first","name":"second"}',
+    });
     assert.equal(response.statusCode, 400);
-    assert.equal(errorBody(response.body).code, 'BAD_REQUEST');
+    const body = errorBody(response.body);
+    assert.equal(body.code, 'BAD_REQUEST');
+    assert.match(body.error, /repeats the key "name"/);
+  });
+
+  it('answers absurdly deep nesting with 400 BAD_REQUEST, not 500', async () => {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/admin/v1/organisations',
+      headers: { ...admin, 'content-type': 'application/json' },
+      payload: `${'['.repeat(500_000)}${']'.repeat(500_000)}`,
+    });
+    assert.ok([400, 422].includes(response.statusCode), `status ${response.statusCode}`);
+    assert.notEqual(errorBody(response.body).code, 'INTERNAL_ERROR');
   });
 
   it('answers a prototype-poisoning body with 400 BAD_REQUEST', async () => {

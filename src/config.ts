@@ -21,6 +21,7 @@ export interface Config {
   adminApiKey: string | undefined;
   secretsEncryptionKey: string | undefined;
   redisUrl: string | undefined;
+  redisKeyPrefix: string;
   rateLimitMax: number;
   rateLimitWindowMs: number;
   tokenFailureLimitClient: number;
@@ -93,6 +94,14 @@ function url(env: Env, name: string, protocols: readonly string[]): string | und
     throw new ConfigError(name, `must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
   }
   return raw.replace(/\/+$/, '');
+}
+
+function redisKeyPrefix(env: Env): string {
+  const prefix = str(env, 'REDIS_KEY_PREFIX', 'payment-service:');
+  if (!/^[\w.:-]{1,64}$/.test(prefix)) {
+    throw new ConfigError('REDIS_KEY_PREFIX', 'must be 1 to 64 letters, digits, "_", ".", ":" or "-"');
+  }
+  return prefix;
 }
 
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -179,6 +188,8 @@ export function loadConfig(env: Env = process.env): Config {
     adminApiKey,
     secretsEncryptionKey,
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    // Namespaces the rate-limit keys, so that several deployments (or test runs) can share one Redis.
+    redisKeyPrefix: redisKeyPrefix(env),
     rateLimitMax: int(env, 'RATE_LIMIT_MAX', 1200, 1, 10_000_000),
     rateLimitWindowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 100, 86_400_000),
     tokenFailureLimitClient: int(env, 'TOKEN_FAILURE_LIMIT_CLIENT', 20, 1, 1_000_000),

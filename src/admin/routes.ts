@@ -2,6 +2,7 @@
 // With ADMIN_API_KEY unset the routes do not exist (404).
 import { timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
+import { keyStoreFor } from '../auth/keys.ts';
 import { ALL_SCOPES } from '../auth/scopes.ts';
 import type { App, AppDeps } from '../platform/deps.ts';
 import { AppError } from '../platform/errors.ts';
@@ -101,6 +102,21 @@ export function registerAdminRoutes(app: App, deps: AppDeps): void {
           },
         },
         async (request) => service.deleteClient(deps, (request.params as { client_id: string }).client_id),
+      );
+
+      admin.post(
+        '/signing-keys/rotate',
+        {
+          schema: {
+            tags: ['operator'],
+            summary: 'Rotate the token signing key of AUTH_REALM',
+            description:
+              'A new RS256 key signs every token from now on; the previous key stays published in the JWKS ' +
+              'until the tokens it signed have expired, so no issued token stops working (D6).',
+            response: { 200: Type.Object({ kid: Type.String() }) },
+          },
+        },
+        async () => ({ kid: await keyStoreFor(deps).rotate() }),
       );
     },
     { prefix: '/admin/v1' },

@@ -1,26 +1,39 @@
 // Bearer authentication for every route that declares a scope (D5, D6).
-// Order of checks: token (onRequest, before the body is read), then permission (preParsing,
-// after the rate limit), then body parsing and validation.
+// Order of checks on an API request (D5):
+//   1. token       instance onRequest hook below, before the body is read (contract section 5 rule 7)
+//   2. rate limit  route-level onRequest hook of @fastify/rate-limit (rate-limit.ts); Fastify runs
+//                  route-level hooks after instance hooks, so it always sees request.principal
+//   3. permission  instance preParsing hook below
+//   4. body        parsing and schema validation
 import type { App, AppDeps } from '../platform/deps.ts';
-import { forbidden, UnauthorizedError } from '../platform/errors.ts';
-import { KeyStore } from './keys.ts';
+import { AppError, forbidden, UnauthorizedError } from '../platform/errors.ts';
+import { keyStoreFor } from './keys.ts';
 import { findClient } from './repository.ts';
-import { createTokenVerifier } from './tokens.ts';
+import { createTokenVerifier, TokenRejectedError } from './tokens.ts';
 
-const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/;
-const CLIENT_CACHE_MS = 2_000;
+// RFC 6750: the scheme is case-insensitive; the token is a compact JWS (three base64url parts).
+const BEARER = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*) *$/i;
+
+// A deleted client's tokens stop working (D7). Its state is cached per process for this long, so a
+// deletion takes effect on every API process within CLIENT_CACHE_MS. LISTEN/NOTIFY would make it
+// immediate, but needs a dedicated, reconnecting connection per process; for a 2 s window on tokens
+// that expire within minutes anyway, one indexed lookup per client every 2 s is the simpler choice.
+export const CLIENT_CACHE_MS = 2_000;
+const CLIENT_CACHE_ENTRIES = 10_000;
 
 export async function registerBearerAuth(app: App, deps: AppDeps): Promise<void> {
-  const verify = createTokenVerifier(deps, new KeyStore(deps));
+  const verify = createTokenVerifier(deps, keyStoreFor(deps));
   const builtInIssuer = deps.config.authIssuer === undefined;
-  // A deleted client's tokens stop working (D7). The lookup is cached briefly per process.
+
   const clientState = new Map<string, { active: boolean; at: number }>();
   const clientActive = async (clientId: string): Promise<boolean> => {
     const cached = clientState.get(clientId);
     if (cached && Date.now() - cached.at < CLIENT_CACHE_MS) return cached.active;
     const client = await findClient(deps.pool, clientId);
-    const active = client !== undefined && client.deleted_at === null;
-    if (clientState.size > 10_000) clientState.clear();
+    // With an external issuer (AUTH_ISSUER) its clients need not exist here: only a client this
+    // service knows and has deleted is refused. The built-in issuer only knows its own clients.
+    const active = client ? client.deleted_at === null : !builtInIssuer;
+    if (clientState.size >= CLIENT_CACHE_ENTRIES) clientState.clear();
     clientState.set(clientId, { active, at: Date.now() });
     return active;
   };
@@ -29,25 +42,31 @@ export async function registerBearerAuth(app: App, deps: AppDeps): Promise<void>
     if (request.routeOptions.config.scope === undefined) return;
     const header = request.headers.authorization;
     const match = typeof header === 'string' ? BEARER.exec(header) : null;
-    if (!match)
+    if (!match) {
       throw new UnauthorizedError(
         header === undefined ? 'missing bearer token' : 'malformed authorization header',
       );
+    }
     let principal: Awaited<ReturnType<typeof verify>>;
     try {
       principal = await verify(match[1]!);
     } catch (error) {
-      throw new UnauthorizedError(`token rejected: ${(error as Error).message}`);
+      if (error instanceof TokenRejectedError)
+        throw new UnauthorizedError(`token rejected: ${error.message}`);
+      // The issuer's keys could not be read (JWKS endpoint or storage down): not the client's fault,
+      // and a new token would not help.
+      request.log.error({ err: error }, 'token verification failed: signing keys unavailable');
+      throw new AppError('SERVICE_UNAVAILABLE', 'Token verification is temporarily unavailable; retry');
     }
-    if (builtInIssuer && !(await clientActive(principal.clientId)))
-      throw new UnauthorizedError('client deleted');
+    if (!(await clientActive(principal.clientId))) throw new UnauthorizedError('client deleted or unknown');
     request.principal = principal;
   });
 
   app.addHook('preParsing', async (request) => {
     const scope = request.routeOptions.config.scope;
     if (scope === undefined) return;
-    if (!request.principal?.scopes.includes(scope))
+    if (!request.principal?.scopes.includes(scope)) {
       throw forbidden(`This operation requires the scope ${scope}`);
+    }
   });
 }

@@ -1,13 +1,17 @@
 // The token endpoint, JWKS and discovery of the built-in issuer (contract section 4 "Token", D6).
-// Keycloak-compatible paths under /realms/{realm}; errors use the OAuth 2.0 envelope.
+// Keycloak-compatible paths under /realms/{realm}; errors use the OAuth 2.0 envelope, never the
+// platform one. Failed token requests are limited per client id and per address (D12).
 import formbody from '@fastify/formbody';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ConfigError } from '../config.ts';
 import type { App, AppDeps } from '../platform/deps.ts';
 import { newErrorId } from '../platform/ids.ts';
-import { KeyStore } from './keys.ts';
-import { authenticateClient, OAuthError } from './service.ts';
-import { authBaseUrl, issueAccessToken, issuerFor } from './tokens.ts';
+import { keyStoreFor } from './keys.ts';
+import { createTokenFailureLimiter, type TokenFailureLimiter } from './rate-limit.ts';
+import { ALL_SCOPES } from './scopes.ts';
+import { issueToken, OAuthError, presentedClientId } from './service.ts';
+import { authBaseUrl, issuerFor } from './tokens.ts';
 
 const TokenResponse = Type.Object({
   access_token: Type.String(),
@@ -18,12 +22,32 @@ const TokenResponse = Type.Object({
   scope: Type.String(),
 });
 const OAuthErrorBody = Type.Object({ error: Type.String(), error_description: Type.String() });
+const RealmNotFound = Type.Object({ error: Type.Literal('Realm does not exist') });
 const RealmParams = Type.Object({ realm: Type.String() });
 
-export function registerAuthRoutes(app: App, deps: AppDeps): void {
-  const keys = new KeyStore(deps);
+const TOKEN_BODY_LIMIT = 64 * 1024;
+
+const tooManyFailures = (retryAfterSeconds: number): OAuthError =>
+  new OAuthError(
+    429,
+    'invalid_request',
+    `Too many failed token requests; retry later (after ${retryAfterSeconds} s)`,
+    retryAfterSeconds,
+  );
+
+export function registerAuthRoutes(app: App, deps: AppDeps, options: { authOnly?: boolean } = {}): void {
+  if (options.authOnly && deps.config.appEnv === 'production' && deps.config.authPublicUrl === undefined) {
+    // A separate auth host (the `auth` role) sits behind its own address and usually a proxy; the
+    // `iss` of its tokens must be the public address API processes are told to trust (AUTH_ISSUER),
+    // not whatever Host header a request happens to carry.
+    throw new ConfigError(
+      'AUTH_PUBLIC_URL',
+      'is required for the auth role in production: it fixes the issuer (iss) that API processes trust',
+    );
+  }
+  const keys = keyStoreFor(deps);
   app.register(async (scope) => {
-    await scope.register(formbody, { bodyLimit: 64 * 1024 });
+    await scope.register(formbody, { bodyLimit: TOKEN_BODY_LIMIT });
     // A JSON (or any non-form) body is a malformed token request, not a 415 (D6).
     scope.removeContentTypeParser('application/json');
     scope.addContentTypeParser('*', (_request, _payload, done) =>
@@ -35,9 +59,14 @@ export function registerAuthRoutes(app: App, deps: AppDeps): void {
         ),
       ),
     );
-    scope.setErrorHandler((error: Error, request, reply) => sendOAuthError(request, reply, error));
+    const failures = createTokenFailureLimiter(scope as App, deps, (request) =>
+      presentedClientId(request.body, request.headers.authorization),
+    );
+    scope.setErrorHandler((error: Error, request, reply) => sendOAuthError(request, reply, error, failures));
 
     scope.addHook('onRequest', async (request, reply) => {
+      // Token responses carry credentials: never cached (RFC 6749 section 5.1), errors included.
+      if (request.method === 'POST') reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
       const { realm } = request.params as { realm?: string };
       if (realm !== deps.config.authRealm) {
         return reply.code(404).send({ error: 'Realm does not exist' });
@@ -51,32 +80,47 @@ export function registerAuthRoutes(app: App, deps: AppDeps): void {
           tags: ['authentication'],
           summary: 'Obtain an access token (OAuth 2.0 client credentials)',
           description:
-            'Form-encoded `grant_type=client_credentials`, `client_id`, `client_secret` (or HTTP Basic).',
+            'Form-encoded `grant_type=client_credentials`, `client_id`, `client_secret` (or HTTP Basic). ' +
+            'Failed requests are limited per client id and per address; past the limit: 429.',
           params: RealmParams,
           consumes: ['application/x-www-form-urlencoded'],
-          response: { 200: TokenResponse, 400: OAuthErrorBody, 401: OAuthErrorBody },
+          response: {
+            200: TokenResponse,
+            400: OAuthErrorBody,
+            401: OAuthErrorBody,
+            404: RealmNotFound,
+            429: OAuthErrorBody,
+            500: OAuthErrorBody,
+          },
+        },
+        // Checked before the body is read: an address past its failure limit gets nothing more.
+        onRequest: async (request) => {
+          const wait = await failures.addressBlockedFor(request);
+          if (wait !== undefined) throw tooManyFailures(wait);
+        },
+        // The client id is known once the form is parsed.
+        preHandler: async (request) => {
+          const wait = await failures.clientBlockedFor(request);
+          if (wait !== undefined) throw tooManyFailures(wait);
         },
       },
-      async (request, reply) => {
-        reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
-        const client = await authenticateClient(deps, request.body, request.headers.authorization);
+      async (request) => {
         const issuer = issuerFor(authBaseUrl(deps, request), deps.config.authRealm);
-        const token = await issueAccessToken(deps, keys, issuer, client);
-        return {
-          access_token: token.access_token,
-          expires_in: token.expires_in,
-          refresh_expires_in: 0,
-          token_type: 'Bearer' as const,
-          'not-before-policy': 0,
-          scope: client.scopes.join(' '),
-        };
+        return issueToken(deps, keys, issuer, {
+          body: request.body,
+          authorization: request.headers.authorization,
+        });
       },
     );
 
     scope.get(
       '/realms/:realm/protocol/openid-connect/certs',
       {
-        schema: { tags: ['authentication'], summary: 'JSON Web Key Set of the issuer', params: RealmParams },
+        schema: {
+          tags: ['authentication'],
+          summary: 'JSON Web Key Set of the issuer (current and recently retired signing keys)',
+          params: RealmParams,
+        },
       },
       async () => keys.jwks(),
     );
@@ -101,31 +145,51 @@ export function registerAuthRoutes(app: App, deps: AppDeps): void {
           token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
           id_token_signing_alg_values_supported: ['RS256'],
           subject_types_supported: ['public'],
-          scopes_supported: deps.config.authIssuer ? [] : undefined,
+          scopes_supported: ALL_SCOPES,
         };
       },
     );
   });
 }
 
-function sendOAuthError(request: FastifyRequest, reply: FastifyReply, error: Error): FastifyReply {
+async function sendOAuthError(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  error: Error,
+  failures: TokenFailureLimiter,
+): Promise<FastifyReply> {
   const errorId = newErrorId();
   reply.header('Cache-Control', 'no-store');
+  let oauthError: OAuthError;
   if (error instanceof OAuthError) {
-    request.log.info({ error_id: errorId, oauth_error: error.error }, error.description);
-    if (error.retryAfterSeconds !== undefined) reply.header('Retry-After', String(error.retryAfterSeconds));
-    return reply.code(error.statusCode).send({ error: error.error, error_description: error.description });
+    oauthError = error;
+  } else {
+    const status = (error as { statusCode?: number }).statusCode;
+    if (status === undefined || status < 400 || status >= 500) {
+      request.log.error({ error_id: errorId, err: error }, 'token endpoint failed');
+      return reply.code(500).send({
+        error: 'server_error',
+        error_description: `Unexpected internal error (${errorId}); retry with backoff`,
+      });
+    }
+    // Oversized or unparsable form bodies and the like.
+    oauthError = new OAuthError(400, 'invalid_request', 'The token request is malformed');
   }
-  const status = (error as { statusCode?: number }).statusCode;
-  if (status !== undefined && status >= 400 && status < 500) {
-    request.log.info({ error_id: errorId, err: error }, 'malformed token request');
-    return reply
-      .code(400)
-      .send({ error: 'invalid_request', error_description: 'The token request is malformed' });
+  request.log.info(
+    { error_id: errorId, oauth_error: oauthError.error, status: oauthError.statusCode },
+    oauthError.description,
+  );
+  if (oauthError.statusCode === 400 || oauthError.statusCode === 401) {
+    // Every refused request counts towards the failure limits (D12); a limiter fault must not turn
+    // the answer into a 500.
+    await failures.recordFailure(request).catch((fault: unknown) => {
+      request.log.warn({ err: fault }, 'could not count a failed token request');
+    });
   }
-  request.log.error({ error_id: errorId, err: error }, 'token endpoint failed');
-  return reply.code(500).send({
-    error: 'server_error',
-    error_description: `Unexpected internal error (${errorId}); retry with backoff`,
-  });
+  if (oauthError.retryAfterSeconds !== undefined) {
+    reply.header('Retry-After', String(oauthError.retryAfterSeconds));
+  }
+  return reply
+    .code(oauthError.statusCode)
+    .send({ error: oauthError.error, error_description: oauthError.description });
 }

@@ -1,7 +1,9 @@
 // Client authentication for the token endpoint (contract section 7 token errors, D6).
 import type { AppDeps } from '../platform/deps.ts';
 import { verifySecret } from '../platform/secrets.ts';
+import type { KeyStore } from './keys.ts';
 import { findClient } from './repository.ts';
+import { issueAccessToken } from './tokens.ts';
 
 export class OAuthError extends Error {
   readonly statusCode: number;
@@ -31,19 +33,46 @@ function formValue(body: unknown, name: string): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
+/** `client_secret_basic` (RFC 6749 section 2.3.1): id and secret are form-urlencoded, then base64. */
+function basicCredentials(authorization: string | undefined): { id: string; secret: string } | undefined {
+  const match = authorization === undefined ? null : /^Basic +([A-Za-z0-9+/=]+) *$/i.exec(authorization);
+  if (!match) return undefined;
+  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon <= 0) return undefined;
+  try {
+    const decode = (part: string) => decodeURIComponent(part.replace(/\+/g, ' '));
+    return { id: decode(decoded.slice(0, colon)), secret: decode(decoded.slice(colon + 1)) };
+  } catch {
+    return undefined;
+  }
+}
+
 /** Form fields, or HTTP Basic (client_secret_basic) as Keycloak accepts. */
 export function readCredentials(body: unknown, authorization: string | undefined): Credentials {
+  const grantType = formValue(body, 'grant_type');
   let clientId = formValue(body, 'client_id');
   let clientSecret = formValue(body, 'client_secret');
-  if (authorization?.startsWith('Basic ')) {
-    const decoded = Buffer.from(authorization.slice(6).trim(), 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    if (colon > 0) {
-      clientId ??= decodeURIComponent(decoded.slice(0, colon));
-      clientSecret ??= decodeURIComponent(decoded.slice(colon + 1));
+  if (authorization !== undefined && /^Basic\b/i.test(authorization)) {
+    const basic = basicCredentials(authorization);
+    if (!basic) throw new OAuthError(400, 'invalid_request', 'The Basic authorization header is malformed');
+    // Two different identities in one request: refuse rather than pick one.
+    if (clientId !== undefined && clientId !== basic.id) {
+      throw new OAuthError(400, 'invalid_request', 'client_id differs from the Basic authorization header');
     }
+    clientId = basic.id;
+    clientSecret = basic.secret === '' ? undefined : basic.secret;
   }
-  return { grantType: formValue(body, 'grant_type'), clientId, clientSecret };
+  return { grantType, clientId, clientSecret };
+}
+
+/** The client id a token request presents, for the failure limits; never throws (D12). */
+export function presentedClientId(body: unknown, authorization: string | undefined): string | undefined {
+  const fromBody =
+    typeof body === 'object' && body !== null ? (body as Record<string, unknown>).client_id : undefined;
+  if (typeof fromBody === 'string' && fromBody !== '') return fromBody.slice(0, 256);
+  const basic = basicCredentials(authorization);
+  return basic && basic.id !== '' ? basic.id.slice(0, 256) : undefined;
 }
 
 export interface AuthenticatedClient {
@@ -69,11 +98,44 @@ export async function authenticateClient(
   }
   const client = await findClient(deps.pool, clientId!);
   if (!client || client.deleted_at !== null || client.realm !== deps.config.authRealm) {
-    throw new OAuthError(401, 'invalid_client', 'Invalid client or Invalid client credentials');
+    throw new OAuthError(401, 'invalid_client', 'Invalid client: the client id is not recognised');
   }
   if (!(await verifySecret(clientSecret!, client.secret_hash))) {
     // Spelled as the contract spells it (D6).
-    throw new OAuthError(401, 'unauthorized_clientclient', 'Invalid client or Invalid client credentials');
+    throw new OAuthError(
+      401,
+      'unauthorized_clientclient',
+      'Invalid client credentials: the secret does not match',
+    );
   }
   return { clientId: client.client_id, organisationId: client.organisation_id, scopes: client.scopes };
+}
+
+/** The token response of D6 (Keycloak's shape; no refresh token for client credentials). */
+export interface TokenResponse {
+  access_token: string;
+  expires_in: number;
+  refresh_expires_in: 0;
+  token_type: 'Bearer';
+  'not-before-policy': 0;
+  scope: string;
+}
+
+/** A client-credentials token request: authenticate the client, then sign its token for `issuer`. */
+export async function issueToken(
+  deps: AppDeps,
+  keys: KeyStore,
+  issuer: string,
+  request: { body: unknown; authorization: string | undefined },
+): Promise<TokenResponse> {
+  const client = await authenticateClient(deps, request.body, request.authorization);
+  const token = await issueAccessToken(deps, keys, issuer, client);
+  return {
+    access_token: token.access_token,
+    expires_in: token.expires_in,
+    refresh_expires_in: 0,
+    token_type: 'Bearer',
+    'not-before-policy': 0,
+    scope: client.scopes.join(' '),
+  };
 }

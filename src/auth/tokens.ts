@@ -1,9 +1,17 @@
 // Access tokens (D6): RS256 JWTs from the built-in issuer, verified by the API against the configured
 // issuer's JWKS. Only RS256 is accepted, so `alg: none` and HMAC confusion are refused.
 import { randomUUID } from 'node:crypto';
-import { createLocalJWKSet, createRemoteJWKSet, type JWTPayload, jwtVerify, SignJWT } from 'jose';
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  errors,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  jwtVerify,
+  SignJWT,
+} from 'jose';
 import type { AppDeps, Principal } from '../platform/deps.ts';
-import type { KeyStore } from './keys.ts';
+import type { Jwks, KeyStore } from './keys.ts';
 
 export interface IssuedToken {
   access_token: string;
@@ -44,38 +52,44 @@ export const issuerFor = (authUrl: string, realm: string): string => `${authUrl}
 
 export type TokenVerifier = (token: string) => Promise<Principal>;
 
-/** Builds the verifier the bearer hook uses: built-in issuer keys, or an external issuer's JWKS. */
+/** The token itself is not acceptable (401). Anything else the verifier throws is an outage. */
+export class TokenRejectedError extends Error {
+  override readonly name = 'TokenRejectedError';
+}
+
+// JOSE failures that say nothing about the token: the issuer's key set could not be fetched or read.
+const ISSUER_FAILURES = new Set(['ERR_JWKS_TIMEOUT', 'ERR_JWKS_INVALID', 'ERR_JOSE_GENERIC']);
+
+/**
+ * Builds the verifier the bearer hook uses: the built-in issuer's keys from storage, or, with
+ * AUTH_ISSUER / AUTH_JWKS_URL, a remote JWKS (the `auth` role of this service, or any OIDC issuer).
+ */
 export function createTokenVerifier(deps: AppDeps, keys: KeyStore): TokenVerifier {
   const { config } = deps;
   const realmPath = `/realms/${config.authRealm}`;
-  let getKey: Parameters<typeof jwtVerify>[1];
+  let getKey: JWTVerifyGetKey;
   let issuerMatches: (iss: string) => boolean;
   if (config.authIssuer && config.authJwksUrl) {
+    // Cached; an unknown kid (a rotation) refetches, at most once per cooldown.
     getKey = createRemoteJWKSet(new URL(config.authJwksUrl), {
-      cooldownDuration: 30_000,
+      cooldownDuration: 5_000,
       cacheMaxAge: 600_000,
+      timeoutDuration: 5_000,
     });
     const expected = config.authIssuer;
     issuerMatches = (iss) => iss === expected;
   } else {
-    let local:
-      | { set: ReturnType<typeof createLocalJWKSet>; kids: Set<string | undefined>; at: number }
-      | undefined;
+    let local: { jwks: Jwks; set: JWTVerifyGetKey } | undefined;
     getKey = async (header, token) => {
-      // Reload the published keys when the cache is old or an unknown kid shows up (a rotation).
-      if (!local || Date.now() - local.at > 60_000 || !local.kids.has(header.kid)) {
-        const jwks = await keys.jwks();
-        local = {
-          set: createLocalJWKSet(jwks),
-          kids: new Set(jwks.keys.map((key) => key.kid)),
-          at: Date.now(),
-        };
-      }
+      // The key store caches and reloads on an unknown kid; rebuild the set only when it changed.
+      const jwks = await keys.jwks(header.kid);
+      if (local?.jwks !== jwks) local = { jwks, set: createLocalJWKSet(jwks) };
       return local.set(header, token);
     };
     const fixed = config.authPublicUrl ? issuerFor(config.authPublicUrl, config.authRealm) : undefined;
     issuerMatches = (iss) => {
       if (fixed) return iss === fixed;
+      // Without AUTH_PUBLIC_URL the issuer host is whatever host the token request came to (D6).
       try {
         return new URL(iss).pathname === realmPath;
       } catch {
@@ -84,8 +98,22 @@ export function createTokenVerifier(deps: AppDeps, keys: KeyStore): TokenVerifie
     };
   }
   return async (token) => {
-    const { payload } = await jwtVerify(token, getKey, { algorithms: ['RS256'], clockTolerance: 5 });
-    if (typeof payload.iss !== 'string' || !issuerMatches(payload.iss)) throw new Error('issuer mismatch');
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, getKey, {
+        algorithms: ['RS256'],
+        clockTolerance: 5,
+        requiredClaims: ['exp', 'iss'],
+      }));
+    } catch (error) {
+      if (error instanceof errors.JOSEError && !ISSUER_FAILURES.has(error.code)) {
+        throw new TokenRejectedError(`${error.code}: ${error.message}`);
+      }
+      throw error;
+    }
+    if (typeof payload.iss !== 'string' || !issuerMatches(payload.iss)) {
+      throw new TokenRejectedError(`issuer mismatch: ${String(payload.iss)}`);
+    }
     return principalFrom(payload);
   };
 }
@@ -94,8 +122,7 @@ function principalFrom(payload: JWTPayload): Principal {
   const clientId = typeof payload.azp === 'string' ? payload.azp : payload.sub;
   const organisationId = payload.org_id;
   if (typeof clientId !== 'string' || typeof organisationId !== 'string')
-    throw new Error('token lacks client or organisation');
-  if (typeof payload.exp !== 'number') throw new Error('token has no expiry');
+    throw new TokenRejectedError('token lacks client or organisation');
   const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [];
   return { clientId, organisationId, scopes };
 }

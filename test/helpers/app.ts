@@ -58,7 +58,13 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
 }
 
 export async function startTestApp(
-  options: { env?: Record<string, string>; components?: Components; db?: TestDatabase } = {},
+  options: {
+    env?: Record<string, string>;
+    components?: Components;
+    db?: TestDatabase;
+    /** Registers extra routes (e.g. a token-protected probe) before the app is made ready. */
+    routes?: (app: App) => void;
+  } = {},
 ): Promise<TestApp> {
   const db = options.db ?? (await createTestDatabase());
   const config = loadConfig(testEnv({ DATABASE_URL: db.url, ...options.env }));
@@ -72,6 +78,7 @@ export async function startTestApp(
   const logger = pino(loggerOptions(config.logLevel), logs);
   if (config.appEnv === 'sandbox') await seedSandbox(deps);
   const app = await buildApp(deps, { components: options.components ?? { api: true, auth: true }, logger });
+  options.routes?.(app);
   await app.ready();
 
   const tenant = async (scopes?: string[]): Promise<Tenant> => {

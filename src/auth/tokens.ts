@@ -70,9 +70,10 @@ export function createTokenVerifier(deps: AppDeps, keys: KeyStore): TokenVerifie
   let getKey: JWTVerifyGetKey;
   let issuerMatches: (iss: string) => boolean;
   if (config.authIssuer && config.authJwksUrl) {
-    // Cached; an unknown kid (a rotation) refetches, at most once per cooldown.
+    // Cached; an unknown kid (a rotation) refetches, at most once a second, so a forged kid cannot
+    // flood the issuer and a new key is picked up within a second of its first token.
     getKey = createRemoteJWKSet(new URL(config.authJwksUrl), {
-      cooldownDuration: 5_000,
+      cooldownDuration: 1_000,
       cacheMaxAge: 600_000,
       timeoutDuration: 5_000,
     });

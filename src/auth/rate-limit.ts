@@ -23,10 +23,23 @@ export async function registerRateLimits(app: App, deps: AppDeps): Promise<void>
   let redis: Redis | undefined;
   if (config.redisUrl) {
     redis = new Redis(config.redisUrl, {
-      // Fail fast rather than hold requests while Redis is away; see skipOnError below.
+      // Fail fast rather than hold requests while Redis is away (see skipOnError below): no queue of
+      // commands while disconnected; ioredis keeps reconnecting in the background.
       connectTimeout: 2_000,
       maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
       enableAutoPipelining: true,
+    });
+    const connection = redis;
+    // Start counting in Redis from the first request: wait (briefly) for the connection before the
+    // app is ready. A Redis that is down does not stop the start; requests are then not limited.
+    app.addHook('onReady', async () => {
+      if (connection.status === 'ready') return;
+      const ready = await Promise.race([
+        new Promise<boolean>((resolve) => connection.once('ready', () => resolve(true))),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 3_000).unref()),
+      ]);
+      if (!ready) app.log.warn('rate-limit store (Redis) not reachable at start; requests are not limited');
     });
     let lastLogged = 0;
     redis.on('error', (error: Error) => {

@@ -315,3 +315,26 @@ describe('rate limits shared through Redis by two API processes', () => {
     assert.ok(Number(blocked.headers['retry-after']) >= 1);
   });
 });
+
+describe('an unreachable Redis', () => {
+  it('does not take the API or the token endpoint down: requests pass unlimited', async () => {
+    const t = await startTestApp({
+      routes: probeRoutes,
+      env: { REDIS_URL: 'redis://127.0.0.1:9', RATE_LIMIT_MAX: '1', TOKEN_FAILURE_LIMIT_CLIENT: '1' },
+    });
+    try {
+      const tenant = await t.tenant();
+      for (let i = 0; i < 3; i++) {
+        const response = await t.app.inject({ method: 'GET', url: PROBE, headers: tenant.auth });
+        assert.equal(response.statusCode, 200);
+      }
+      for (let i = 0; i < 3; i++) {
+        const response = await postToken(t.app, { ...GRANT, client_id: tenant.clientId, client_secret: 'x' });
+        assert.equal(response.statusCode, 401);
+      }
+      assert.ok(t.logs.text.includes('rate-limit store (Redis)'), 'the outage is logged');
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -4,7 +4,9 @@
 //   unset: an embedded PostgreSQL in .test-data/ (initialised once, reused).
 // Databases of one run are named pstest_<run id>_...; several runs may share one server.
 import { spawn } from 'node:child_process';
-import { globSync } from 'node:fs';
+import { globSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../src/db/embedded.ts';
 import { migrate } from '../src/db/migrate.ts';
@@ -60,6 +62,27 @@ async function prepareTemplate(adminUrl: string): Promise<void> {
   }
 }
 
+/**
+ * Issue 7: no log line of the whole suite holds a signing secret (`whsec_` + 64 hex) or any client
+ * secret the tests were issued. Returns the offending lines.
+ */
+function scanLogsForSecrets(logDir: string): string[] {
+  const files = readdirSync(logDir);
+  const issued = files.includes('issued-secrets.txt')
+    ? readFileSync(path.join(logDir, 'issued-secrets.txt'), 'utf8')
+        .split('\n')
+        .filter((line) => line.length >= 16)
+    : [];
+  const offending: string[] = [];
+  for (const file of files.filter((name) => name.endsWith('.log'))) {
+    for (const line of readFileSync(path.join(logDir, file), 'utf8').split('\n')) {
+      if (/whsec_[0-9a-f]{64}/.test(line) || issued.some((secret) => line.includes(secret)))
+        offending.push(line);
+    }
+  }
+  return offending;
+}
+
 async function main(): Promise<number> {
   const files = process.argv.slice(2);
   const patterns = files.length > 0 ? files : ['test/**/*.test.ts'];
@@ -73,7 +96,8 @@ async function main(): Promise<number> {
   try {
     await prepareTemplate(adminUrl);
     const testFiles = patterns.flatMap((pattern) => globSync(pattern)).sort();
-    return await new Promise<number>((resolve) => {
+    const logDir = mkdtempSync(path.join(tmpdir(), 'payment-service-test-logs-'));
+    const code = await new Promise<number>((resolve) => {
       const child = spawn(
         process.execPath,
         ['--test', '--test-concurrency=3', '--test-timeout=300000', ...testFiles],
@@ -84,11 +108,30 @@ async function main(): Promise<number> {
             TEST_DATABASE_URL: adminUrl,
             TEST_TEMPLATE_DATABASE: TEMPLATE,
             TEST_RUN_ID: RUN_ID,
+            TEST_LOG_DIR: logDir,
           },
         },
       );
       child.on('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0)));
     });
+    const leaks = scanLogsForSecrets(logDir);
+    const logLines = readdirSync(logDir)
+      .filter((name) => name.endsWith('.log'))
+      .reduce(
+        (count, name) => count + readFileSync(path.join(logDir, name), 'utf8').split('\n').length - 1,
+        0,
+      );
+    rmSync(logDir, { recursive: true, force: true });
+    if (leaks.length > 0) {
+      process.stderr.write(
+        `\nsecret scan: ${leaks.length} log line(s) hold a secret:\n${leaks.slice(0, 5).join('\n')}\n`,
+      );
+      return 1;
+    }
+    process.stdout.write(
+      `secret scan: ${logLines} log lines of the suite hold no signing or client secret\n`,
+    );
+    return code;
   } finally {
     await dropDatabases(adminUrl).catch(() => {});
     await stop?.();

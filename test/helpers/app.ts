@@ -1,4 +1,6 @@
 // The real application on a database of its own, for HTTP tests through app.inject() or a real port.
+import { appendFileSync } from 'node:fs';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { createClient, createOrganisation, seedSandbox } from '../../src/admin/service.ts';
@@ -13,11 +15,18 @@ import { createTestDatabase, type TestDatabase } from './database.ts';
 export const TEST_ADMIN_KEY = 'test-admin-key-0123456789abcdef';
 export const TEST_ENCRYPTION_KEY = 'a'.repeat(64);
 
-/** Every log line the app wrote, for tests that scan logs (secrets never appear). */
+/**
+ * Every log line the app wrote, for tests that scan logs (secrets never appear). With TEST_LOG_DIR set
+ * (the test runner sets it) the lines also go to a file there, and the runner scans the whole suite's
+ * logs for secrets after the run (scripts/test.ts).
+ */
 export class LogCapture extends Writable {
   readonly lines: string[] = [];
   override _write(chunk: Buffer, _encoding: string, done: () => void): void {
-    this.lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+    const text = chunk.toString('utf8');
+    this.lines.push(...text.split('\n').filter(Boolean));
+    if (process.env.TEST_LOG_DIR)
+      appendFileSync(path.join(process.env.TEST_LOG_DIR, `${process.pid}.log`), text);
     done();
   }
   get text(): string {
@@ -109,6 +118,12 @@ export async function startTestApp(
       if (!options.db) await db.drop();
     },
   };
+}
+
+/** Remembers a secret the suite was given, so that the runner can prove no log line holds it. */
+export function recordIssuedSecret(secret: string): void {
+  if (process.env.TEST_LOG_DIR)
+    appendFileSync(path.join(process.env.TEST_LOG_DIR, 'issued-secrets.txt'), `${secret}\n`);
 }
 
 export async function requestToken(

@@ -1,5 +1,6 @@
 // Configuration (D1): read from the environment once at start, validated, frozen.
 // A bad value stops the process with a message that names the variable.
+import { existsSync } from 'node:fs';
 
 export type AppEnv = 'sandbox' | 'production';
 
@@ -32,6 +33,8 @@ export interface Config {
   webhookConcurrencyPerSubscription: number;
   webhookLeaseMs: number;
   webhookAllowPrivateTargets: boolean;
+  /** WEBHOOK_CA_FILE: PEM file of extra CAs trusted for deliveries (beside the system store). */
+  webhookCaFile: string | undefined;
   shutdownTimeoutMs: number;
 }
 
@@ -102,6 +105,12 @@ function redisKeyPrefix(env: Env): string {
     throw new ConfigError('REDIS_KEY_PREFIX', 'must be 1 to 64 letters, digits, "_", ".", ":" or "-"');
   }
   return prefix;
+}
+
+function existingFile(env: Env, name: string): string | undefined {
+  const raw = optional(env, name);
+  if (raw !== undefined && !existsSync(raw)) throw new ConfigError(name, `names no readable file: "${raw}"`);
+  return raw;
 }
 
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -203,6 +212,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookConcurrencyPerSubscription: int(env, 'WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION', 8, 1, concurrency),
     webhookLeaseMs,
     webhookAllowPrivateTargets: bool(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
+    webhookCaFile: existingFile(env, 'WEBHOOK_CA_FILE'),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
   });
 }

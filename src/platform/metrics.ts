@@ -1,10 +1,21 @@
 // Prometheus metrics: one registry per process, exposed at GET /metrics.
 import client from 'prom-client';
 
+/** Pending deliveries and the age of the oldest due one, read from storage on each scrape. */
+export type DeliveryQueueSource = () => Promise<{ depth: number; lagSeconds: number }>;
+
 export class Metrics {
   readonly registry = new client.Registry();
   readonly httpRequests: client.Counter<'method' | 'route' | 'status'>;
   readonly httpDuration: client.Histogram<'method' | 'route' | 'status'>;
+  /** Delivery attempts by outcome: success, failed, timeout; given_up when nothing was sent (D10). */
+  readonly webhookAttempts: client.Counter<'outcome'>;
+  readonly webhookLatency: client.Histogram<'outcome'>;
+  readonly webhookInFlight: client.Gauge;
+  readonly webhookQueueDepth: client.Gauge;
+  readonly webhookLag: client.Gauge;
+  #queueSource: DeliveryQueueSource | undefined;
+  #queueRead: { at: number; value: Promise<{ depth: number; lagSeconds: number } | undefined> } | undefined;
 
   constructor() {
     client.collectDefaultMetrics({ register: this.registry });
@@ -21,5 +32,59 @@ export class Metrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers: [this.registry],
     });
+    this.webhookAttempts = new client.Counter({
+      name: 'webhook_delivery_attempts_total',
+      help: 'Webhook delivery attempts by outcome (success, failed, timeout; given_up: subscription not active)',
+      labelNames: ['outcome'],
+      registers: [this.registry],
+    });
+    this.webhookLatency = new client.Histogram({
+      name: 'webhook_delivery_duration_seconds',
+      help: 'Webhook request latency by outcome (a timeout reports the timeout)',
+      labelNames: ['outcome'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [this.registry],
+    });
+    this.webhookInFlight = new client.Gauge({
+      name: 'webhook_delivery_in_flight',
+      help: 'Webhook requests this process is sending now',
+      registers: [this.registry],
+    });
+    // Queue gauges are computed on scrape (one cheap query shared by both), by processes that run a worker.
+    this.webhookQueueDepth = new client.Gauge({
+      name: 'webhook_delivery_queue_depth',
+      help: 'Pending webhook deliveries (due, in flight, or waiting for a retry)',
+      registers: [this.registry],
+      collect: async () => {
+        const stats = await this.#readQueue();
+        if (stats) this.webhookQueueDepth.set(stats.depth);
+      },
+    });
+    this.webhookLag = new client.Gauge({
+      name: 'webhook_delivery_lag_seconds',
+      help: 'Age of the oldest due webhook delivery not yet sent (0 when none is waiting)',
+      registers: [this.registry],
+      collect: async () => {
+        const stats = await this.#readQueue();
+        if (stats) this.webhookLag.set(stats.lagSeconds);
+      },
+    });
+  }
+
+  /** Set by the delivery worker: where the queue gauges read from. */
+  setDeliveryQueueSource(source: DeliveryQueueSource | undefined): void {
+    this.#queueSource = source;
+    this.#queueRead = undefined;
+  }
+
+  #readQueue(): Promise<{ depth: number; lagSeconds: number } | undefined> {
+    const source = this.#queueSource;
+    if (!source) return Promise.resolve(undefined);
+    const now = Date.now();
+    if (!this.#queueRead || now - this.#queueRead.at > 1_000) {
+      // A failed read leaves the gauges at their last value rather than failing the scrape.
+      this.#queueRead = { at: now, value: source().catch(() => undefined) };
+    }
+    return this.#queueRead.value;
   }
 }

@@ -1,13 +1,278 @@
-// The delivery worker (D10). Built in the delivery engine issue.
+// The delivery worker (D10): claims due deliveries with a lease, sends each request outside any
+// transaction, records the outcome with fencing. Any number of workers may run against one database.
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { AppDeps } from '../../platform/deps.ts';
+import { newDeliveryHeaderId } from '../../platform/ids.ts';
+import { listenForDeliveries } from './listen.ts';
+import * as repo from './repository.ts';
+import { createDeliveryAgent, SendAbortedError, sendWebhook, type TransportOptions } from './send.ts';
+import { giveUp, recordAttempt } from './service.ts';
+import { webhookHeaders } from './sign.ts';
 
 export interface DeliveryWorker {
   /** Stops claiming, finishes or releases in-flight work. */
   stop(): Promise<void>;
+  /** Claims now instead of waiting for a notification or the timer (tests). */
+  wake(): void;
+  readonly id: string;
 }
 
-export function startDeliveryWorker(_deps: AppDeps, log: Logger): DeliveryWorker {
-  log.info('delivery worker: nothing to deliver yet (engine not built)');
-  return { stop: async () => {} };
+export interface DeliveryWorkerOptions {
+  /** Fencing identity; unique per worker (default: host, pid and random bytes). */
+  workerId?: string;
+  /** Extra trusted CAs and an injectable resolver (tests); the rest comes from the configuration. */
+  transport?: Pick<TransportOptions, 'ca' | 'lookup'>;
+  /** How long stop() waits for in-flight requests before releasing their leases (default SHUTDOWN_TIMEOUT_MS). */
+  stopTimeoutMs?: number;
+  /** Longest sleep without a notification: a backstop for lost NOTIFYs (default 10 s). */
+  maxIdleMs?: number;
+  /** Tests: no LISTEN connection, wake-ups only from the timer and wake(). */
+  listen?: boolean;
+}
+
+/** Pause after a claim that found due rows it could not take (locked by others, capped), to avoid spinning. */
+const BUSY_RETRY_MS = 25;
+/** Pause after a storage error in the claim loop. */
+const ERROR_RETRY_MS = 1_000;
+
+interface InFlight {
+  subscriptionId: string;
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+export function startDeliveryWorker(
+  deps: AppDeps,
+  log: Logger,
+  options: DeliveryWorkerOptions = {},
+): DeliveryWorker {
+  const { config, pool, metrics } = deps;
+  const workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  const stopTimeoutMs = options.stopTimeoutMs ?? config.shutdownTimeoutMs;
+  const maxIdleMs = options.maxIdleMs ?? 10_000;
+  const agent = createDeliveryAgent({
+    timeoutMs: config.webhookTimeoutMs,
+    allowPrivateTargets: config.webhookAllowPrivateTargets,
+    caFile: config.webhookCaFile,
+    ...options.transport,
+  });
+  const inFlight = new Map<number, InFlight>();
+  const perSubscription = new Map<string, number>();
+  let running = true;
+  let wakeRequested = false;
+  let wakeSleep: (() => void) | undefined;
+
+  const wake = () => {
+    wakeRequested = true;
+    wakeSleep?.();
+  };
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        wakeSleep = undefined;
+        resolve();
+      }
+      wakeSleep = done;
+    });
+
+  const saturated = () =>
+    [...perSubscription]
+      .filter(([, count]) => count >= config.webhookConcurrencyPerSubscription)
+      .map(([id]) => id);
+
+  /** One claimed delivery: give up, or send and record. Errors leave the lease to expire (at-least-once). */
+  async function deliver(delivery: repo.ClaimedDelivery, signal: AbortSignal): Promise<void> {
+    if (delivery.subscription_status !== 'active') {
+      const outcome = await withRetries(() => giveUp(pool, { workerId, delivery }));
+      if (outcome.recorded) {
+        metrics.webhookAttempts.inc({ outcome: 'given_up' });
+        log.info(
+          {
+            delivery_id: delivery.id,
+            event_id: delivery.event_id,
+            subscription_id: delivery.subscription_id,
+          },
+          `delivery given up: ${outcome.reason}`,
+        );
+      }
+      return;
+    }
+    const secret = deps.secretBox.decrypt(delivery.signing_secret_sealed);
+    const headers = webhookHeaders({
+      secret,
+      eventPublicId: delivery.event_public_id,
+      body: delivery.payload,
+      timestamp: Math.floor(Date.now() / 1000),
+      deliveryId: newDeliveryHeaderId(),
+    });
+    let result: Awaited<ReturnType<typeof sendWebhook>>;
+    try {
+      result = await sendWebhook(agent, {
+        url: delivery.endpoint_url,
+        headers,
+        body: delivery.payload,
+        timeoutMs: config.webhookTimeoutMs,
+        signal,
+      });
+    } catch (error) {
+      if (error instanceof SendAbortedError) return; // stopping: the lease is released, not recorded
+      throw error;
+    }
+    const outcome = await withRetries(() =>
+      recordAttempt(pool, {
+        workerId,
+        delivery,
+        result,
+        requestHeaders: headers,
+        retryScheduleMs: config.webhookRetryScheduleMs,
+      }),
+    );
+    if (!outcome.recorded) {
+      log.warn(
+        { delivery_id: delivery.id, event_id: delivery.event_id },
+        'delivery lease lost before the outcome was recorded; another worker will send it again',
+      );
+      return;
+    }
+    metrics.webhookAttempts.inc({ outcome: outcome.attempt.status });
+    metrics.webhookLatency.observe({ outcome: outcome.attempt.status }, outcome.attempt.latencyMs / 1000);
+    log.debug(
+      {
+        delivery_id: delivery.id,
+        event_id: delivery.event_id,
+        subscription_id: delivery.subscription_id,
+        attempt_number: outcome.attemptNumber,
+        status: outcome.attemptStatus,
+        http_status_code: outcome.attempt.httpStatusCode,
+        latency_ms: outcome.attempt.latencyMs,
+        event_status: outcome.eventStatus,
+      },
+      'delivery attempt recorded',
+    );
+    if (outcome.autoDisabled) {
+      log.warn(
+        { subscription_id: delivery.subscription_id },
+        'subscription auto-disabled after consecutive failed deliveries',
+      );
+    }
+  }
+
+  /** A storage hiccup while recording should not cost a redelivery: retry a few times first. */
+  async function withRetries<T>(work: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await work();
+      } catch (error) {
+        if (attempt >= 3) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+      }
+    }
+  }
+
+  function start(delivery: repo.ClaimedDelivery): void {
+    const controller = new AbortController();
+    perSubscription.set(delivery.subscription_id, (perSubscription.get(delivery.subscription_id) ?? 0) + 1);
+    metrics.webhookInFlight.inc();
+    const done = deliver(delivery, controller.signal)
+      .catch((error: unknown) => {
+        log.error(
+          { err: error, delivery_id: delivery.id, event_id: delivery.event_id },
+          'delivery failed unexpectedly; it is retried when its lease expires',
+        );
+      })
+      .finally(() => {
+        inFlight.delete(delivery.id);
+        const left = (perSubscription.get(delivery.subscription_id) ?? 1) - 1;
+        if (left > 0) perSubscription.set(delivery.subscription_id, left);
+        else perSubscription.delete(delivery.subscription_id);
+        metrics.webhookInFlight.dec();
+        wake(); // a slot is free
+      });
+    inFlight.set(delivery.id, { subscriptionId: delivery.subscription_id, controller, done });
+  }
+
+  async function loop(): Promise<void> {
+    while (running) {
+      wakeRequested = false;
+      let delayMs = maxIdleMs;
+      try {
+        const free = config.webhookConcurrency - inFlight.size;
+        if (free > 0) {
+          const claimed = await repo.claimDeliveries(pool, {
+            workerId,
+            leaseMs: config.webhookLeaseMs,
+            limit: free,
+            perSubscription: config.webhookConcurrencyPerSubscription,
+            inFlight: perSubscription,
+          });
+          for (const delivery of claimed) start(delivery);
+          if (!running) break;
+          if (claimed.length === free) continue; // full: the next round waits for a free slot
+          const dueInMs = await repo.nextDueInMs(pool, saturated());
+          if (dueInMs !== undefined) {
+            delayMs = Math.min(
+              maxIdleMs,
+              Math.max(dueInMs, claimed.length === 0 && dueInMs === 0 ? BUSY_RETRY_MS : 0),
+            );
+          }
+        }
+      } catch (error) {
+        if (!running) break;
+        log.error({ err: error }, 'delivery claim failed; retrying');
+        delayMs = ERROR_RETRY_MS;
+      }
+      if (!running) break;
+      if (wakeRequested && delayMs > 0 && inFlight.size < config.webhookConcurrency) continue;
+      if (delayMs > 0) await sleep(delayMs);
+    }
+  }
+
+  metrics.setDeliveryQueueSource(() => repo.queueStats(pool));
+  const listener = options.listen === false ? undefined : listenForDeliveries(pool, log, wake);
+  const looping = loop();
+  log.info(
+    {
+      worker_id: workerId,
+      concurrency: config.webhookConcurrency,
+      per_subscription: config.webhookConcurrencyPerSubscription,
+    },
+    'delivery worker started',
+  );
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      running = false;
+      wakeSleep?.();
+      await looping;
+      const pending = () => Promise.allSettled([...inFlight.values()].map((task) => task.done));
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([pending(), new Promise((resolve) => (timer = setTimeout(resolve, stopTimeoutMs)))]);
+      clearTimeout(timer);
+      if (inFlight.size > 0) {
+        // Unfinished requests: hand their deliveries back (due now, for any worker), then abort them so that
+        // nothing is recorded for them here. The endpoint may still have received one: at-least-once.
+        const ids = [...inFlight.keys()];
+        const released = await repo.releaseLeases(pool, workerId, ids).catch((error: unknown) => {
+          log.error({ err: error }, 'could not release delivery leases; they expire on their own');
+          return 0;
+        });
+        for (const task of inFlight.values()) task.controller.abort();
+        log.warn({ released, in_flight: ids.length }, 'delivery worker stopped with requests in flight');
+        await pending();
+      }
+      metrics.setDeliveryQueueSource(undefined);
+      await listener?.close();
+      await agent.close().catch(() => {});
+      log.info({ worker_id: workerId }, 'delivery worker stopped');
+    })();
+    return stopping;
+  };
+
+  return { stop, wake, id: workerId };
 }

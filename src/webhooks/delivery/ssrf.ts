@@ -1,0 +1,63 @@
+// SSRF guard (D10): a webhook destination is resolved once, refused if ANY of its addresses is not a
+// public unicast address, and the connection then dials the checked address (no second resolution that
+// a hostile DNS server could answer differently: DNS rebinding).
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
+
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+/** Resolves a hostname to every address (injectable so tests can simulate DNS answers). */
+export type LookupFunction = (hostname: string) => Promise<ResolvedAddress[]>;
+
+export const systemLookup: LookupFunction = async (hostname) => {
+  const results = await dnsLookup(hostname, { all: true, order: 'verbatim' });
+  return results.map((result) => ({ address: result.address, family: result.family === 6 ? 6 : 4 }));
+};
+
+/** A destination refused by the SSRF rules; recorded as a `failed` attempt without a status code. */
+export class BlockedDestinationError extends Error {
+  readonly code = 'ERR_BLOCKED_DESTINATION';
+}
+
+/**
+ * Why an address may not be dialled, or undefined when it is a public unicast address.
+ * ipaddr.js names every special-purpose range (loopback, private, linkLocal, carrierGradeNat, multicast,
+ * reserved, unspecified, broadcast, uniqueLocal, ipv4Mapped, 6to4, teredo, ...): anything but `unicast`
+ * is refused. IPv4-mapped IPv6 (::ffff:a.b.c.d) is refused outright, whatever the IPv4 inside, because
+ * some stacks route it to the embedded IPv4 address.
+ */
+export function blockedRange(address: string): string | undefined {
+  if (!ipaddr.isValid(address)) return 'invalid';
+  const range = ipaddr.parse(address).range();
+  return range === 'unicast' ? undefined : range;
+}
+
+/**
+ * The addresses to dial for `hostname` (an IP literal or a name), all of them checked.
+ * Throws BlockedDestinationError when any address is refused, or the DNS error when resolution fails.
+ */
+export async function resolveDestination(
+  hostname: string,
+  options: { lookup: LookupFunction; allowPrivate: boolean },
+): Promise<ResolvedAddress[]> {
+  const literal = isIP(hostname);
+  const addresses: ResolvedAddress[] =
+    literal !== 0 ? [{ address: hostname, family: literal === 6 ? 6 : 4 }] : await options.lookup(hostname);
+  if (addresses.length === 0) throw new Error(`DNS lookup of ${hostname} returned no address`);
+  if (options.allowPrivate) return addresses;
+  for (const { address } of addresses) {
+    const range = blockedRange(address);
+    if (range !== undefined) {
+      throw new BlockedDestinationError(
+        literal !== 0
+          ? `destination refused: ${address} is a ${range} address`
+          : `destination refused: ${hostname} resolves to ${address}, a ${range} address`,
+      );
+    }
+  }
+  return addresses;
+}

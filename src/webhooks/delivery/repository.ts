@@ -128,10 +128,13 @@ export async function releaseLeases(db: Queryable, workerId: string, ids: number
  * Locks the event row for the outcome transaction: outcomes of one event are recorded one at a time, so
  * its status is recomputed from every delivery's latest state and attempt numbers never collide (two
  * rounds of one event may hold deliveries to the same subscription at once).
+ * Row locks here are FOR NO KEY UPDATE: they serialise the outcome transactions among themselves but do
+ * not conflict with the FOR KEY SHARE locks that foreign keys take when attempts are inserted (a FOR
+ * UPDATE would deadlock two transactions that each inserted an attempt first).
  */
 export async function lockEvent(db: Queryable, eventId: number): Promise<{ current_round: number }> {
   const result = await db.query<{ current_round: number }>(
-    'SELECT current_round FROM webhook_events WHERE id = $1 FOR UPDATE',
+    'SELECT current_round FROM webhook_events WHERE id = $1 FOR NO KEY UPDATE',
     [eventId],
   );
   return result.rows[0]!;
@@ -149,7 +152,7 @@ export async function fenceDelivery(
   const result = await db.query<{ attempts_in_round: number }>(
     `SELECT attempts_in_round FROM webhook_deliveries
      WHERE id = $1 AND locked_by = $2 AND locked_until > now() AND state = 'pending'
-     FOR UPDATE`,
+     FOR NO KEY UPDATE`,
     [deliveryId, workerId],
   );
   return result.rows[0];
@@ -266,7 +269,7 @@ export async function recordSubscriptionResult(
   autoDisableAfter: number,
 ): Promise<{ status: string; consecutive_failures: number; auto_disabled: boolean }> {
   const result = await db.query<{ status: string; consecutive_failures: number; auto_disabled: boolean }>(
-    `WITH before AS (SELECT id, status FROM webhook_subscriptions WHERE id = $1 FOR UPDATE)
+    `WITH before AS (SELECT id, status FROM webhook_subscriptions WHERE id = $1 FOR NO KEY UPDATE)
      UPDATE webhook_subscriptions s
      SET consecutive_failures = CASE WHEN $2 THEN 0 ELSE s.consecutive_failures + 1 END,
          status = CASE WHEN NOT $2 AND s.status = 'active' AND s.consecutive_failures + 1 >= $3

@@ -43,6 +43,15 @@ export async function recordAttempt(
     const fenced = await repo.fenceDelivery(tx, delivery.id, input.workerId);
     if (!fenced) return { recorded: false };
 
+    // The subscription row is locked before the attempt insert takes its foreign-key share lock, so a
+    // concurrent FOR UPDATE of the subscription elsewhere queues behind us instead of deadlocking.
+    const subscription = await repo.recordSubscriptionResult(
+      tx,
+      delivery.subscription_id,
+      attempt.status === 'success',
+      AUTO_DISABLE_AFTER,
+    );
+
     // D10: when the retry is sent, the attempt that waited for it settles to failed or timeout.
     const pending = await repo.findPendingAttempt(tx, delivery.id);
     if (pending) await repo.settleAttempt(tx, pending.id, settledStatus(pending), null);
@@ -69,12 +78,6 @@ export async function recordAttempt(
       attemptsInRound: attemptInRound,
       delayMs: decision.kind === 'retry' ? decision.delayMs : 0,
     });
-    const subscription = await repo.recordSubscriptionResult(
-      tx,
-      delivery.subscription_id,
-      attempt.status === 'success',
-      AUTO_DISABLE_AFTER,
-    );
     const eventStatus = await repo.recomputeEventStatus(tx, delivery.event_id);
     return {
       recorded: true,

@@ -169,6 +169,7 @@ export function startDeliveryWorker(
         return await work();
       } catch (error) {
         if (attempt >= 3) throw error;
+        log.warn({ err: error, attempt }, 'recording a delivery outcome failed; retrying');
         await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
       }
     }

@@ -1,0 +1,268 @@
+// The worker's machinery (D10): wake-ups by NOTIFY (and after the LISTEN connection is lost), bounded
+// in-flight work per worker and per subscription, leases and fencing, graceful stop, metrics.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import * as repo from '../../src/webhooks/delivery/repository.ts';
+import { recordAttempt } from '../../src/webhooks/delivery/service.ts';
+import { answer, type HttpsReceiver, startHttpsReceiver } from '../helpers/https-receiver.ts';
+import {
+  attemptsOf,
+  createOrganisation,
+  createSubscription,
+  type DeliveryTestContext,
+  deliveriesOf,
+  deliveryContext,
+  publish,
+  startTestWorker,
+  waitForEventStatus,
+  waitUntil,
+} from './fixtures.ts';
+
+describe('delivery worker', () => {
+  let ctx: DeliveryTestContext;
+  let receiver: HttpsReceiver;
+
+  before(async () => {
+    ctx = await deliveryContext({
+      WEBHOOK_TIMEOUT_MS: '3000',
+      WEBHOOK_LEASE_MS: '4000',
+      WEBHOOK_CONCURRENCY: '4',
+      WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: '2',
+    });
+    receiver = await startHttpsReceiver();
+  });
+
+  after(async () => {
+    await receiver.close();
+    await ctx.close();
+  });
+
+  async function subscriber(path: string, maxRetries = 0) {
+    const organisationId = await createOrganisation(ctx.deps.pool);
+    const subscription = await createSubscription(ctx.deps, {
+      organisationId,
+      endpointUrl: `${receiver.origin}${path}`,
+      maxRetries,
+    });
+    return { organisationId, subscription };
+  }
+
+  it('should start on a new event at once when notified, with no polling', async () => {
+    receiver.setHandler(answer(200));
+    // An idle worker would otherwise sleep for a minute: only the NOTIFY of the publishing transaction wakes it.
+    const worker = startTestWorker(ctx.deps, { maxIdleMs: 60_000 });
+    try {
+      const { organisationId } = await subscriber('/notify');
+      await new Promise((resolve) => setTimeout(resolve, 300)); // the worker is asleep, listening
+      const started = Date.now();
+      const event = await publish(ctx.deps, organisationId);
+      await waitForEventStatus(ctx.deps.pool, event.id, ['delivered'], 3_000);
+      assert.ok(Date.now() - started < 1_500, `delivered ${Date.now() - started} ms after publishing`);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('should reconnect its LISTEN connection after it is killed, and still wake on NOTIFY', async () => {
+    receiver.setHandler(answer(200));
+    const worker = startTestWorker(ctx.deps, { maxIdleMs: 60_000 });
+    const listeners = async () =>
+      (
+        await ctx.deps.pool.query<{ pid: number }>(
+          `SELECT pid FROM pg_stat_activity
+           WHERE datname = current_database() AND application_name LIKE '%:listen' AND query ILIKE 'LISTEN%'`,
+        )
+      ).rows;
+    try {
+      const [first] = await waitUntil(async () => {
+        const rows = await listeners();
+        return rows.length === 1 ? rows : undefined;
+      }, 'the LISTEN connection');
+      await ctx.deps.pool.query('SELECT pg_terminate_backend($1)', [first!.pid]);
+      await waitUntil(async () => {
+        const rows = await listeners();
+        return rows.length === 1 && rows[0]!.pid !== first!.pid ? rows : undefined;
+      }, 'a new LISTEN connection');
+      const { organisationId } = await subscriber('/after-reconnect');
+      const started = Date.now();
+      const event = await publish(ctx.deps, organisationId);
+      await waitForEventStatus(ctx.deps.pool, event.id, ['delivered'], 3_000);
+      assert.ok(Date.now() - started < 1_500);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('should cap in-flight requests per subscription and per worker, so a slow endpoint starves no one', async () => {
+    const inFlight = new Map<string, number>();
+    const peak = new Map<string, number>();
+    let total = 0;
+    let peakTotal = 0;
+    receiver.setHandler((request, response) => {
+      const now = (inFlight.get(request.path) ?? 0) + 1;
+      inFlight.set(request.path, now);
+      peak.set(request.path, Math.max(peak.get(request.path) ?? 0, now));
+      total++;
+      peakTotal = Math.max(peakTotal, total);
+      setTimeout(
+        () => {
+          inFlight.set(request.path, (inFlight.get(request.path) ?? 1) - 1);
+          total--;
+          response.end();
+        },
+        request.path === '/slow' ? 400 : 10,
+      );
+    });
+    const slow = await subscriber('/slow');
+    const fast = await subscriber('/fast');
+    // The slow endpoint's backlog is published first and is older than every fast event.
+    const slowEvents = [];
+    for (let i = 0; i < 12; i++) slowEvents.push(await publish(ctx.deps, slow.organisationId));
+    const fastEvents = [];
+    for (let i = 0; i < 8; i++) fastEvents.push(await publish(ctx.deps, fast.organisationId));
+    const worker = startTestWorker(ctx.deps);
+    try {
+      const started = Date.now();
+      for (const event of fastEvents)
+        await waitForEventStatus(ctx.deps.pool, event.id, ['delivered'], 10_000);
+      const fastDone = Date.now() - started;
+      // 12 slow requests at 2 at a time take >= 2.4 s; the fast ones must not wait behind them.
+      assert.ok(fastDone < 1_500, `fast subscription done after ${fastDone} ms`);
+      for (const event of slowEvents)
+        await waitForEventStatus(ctx.deps.pool, event.id, ['delivered'], 15_000);
+      assert.equal(peak.get('/slow'), 2, 'WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION');
+      assert.ok((peak.get('/fast') ?? 0) <= 2);
+      assert.ok(peakTotal <= 4, `WEBHOOK_CONCURRENCY: peak ${peakTotal}`);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('should not send a delivery leased by another worker until the lease expires, then send it', async () => {
+    receiver.setHandler(answer(200));
+    const { organisationId } = await subscriber('/leased');
+    const event = await publish(ctx.deps, organisationId);
+    // A worker that claims and then dies (it never records anything).
+    const claimed = await repo.claimDeliveries(ctx.deps.pool, {
+      workerId: 'dead-worker',
+      leaseMs: 1_500,
+      limit: 10,
+      perSubscription: 10,
+      inFlight: new Map(),
+    });
+    assert.equal(claimed.length, 1);
+    const claimedAt = Date.now();
+    const worker = startTestWorker(ctx.deps);
+    try {
+      await waitForEventStatus(ctx.deps.pool, event.id, ['delivered'], 10_000);
+      const [request] = receiver.requests.filter((r) => r.path === '/leased');
+      assert.ok(request!.receivedAt - claimedAt >= 1_400, 'sent only after the lease expired');
+      // Fencing: the dead worker, coming back, cannot record over the delivery.
+      const late = await recordAttempt(ctx.deps.pool, {
+        workerId: 'dead-worker',
+        delivery: claimed[0]!,
+        result: { kind: 'response', statusCode: 500, bodySnippet: '', latencyMs: 1 },
+        requestHeaders: {},
+        retryScheduleMs: [1000],
+      });
+      assert.deepEqual(late, { recorded: false });
+      const attempts = await attemptsOf(ctx.deps.pool, event.id);
+      assert.deepEqual(
+        attempts.map((attempt) => attempt.status),
+        ['success'],
+      );
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('should stop gracefully: wait for in-flight requests up to a bound, then release their leases', async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    receiver.setHandler(async (request, response) => {
+      if (request.path === '/held') await held;
+      response.end();
+    });
+    const { organisationId } = await subscriber('/held');
+    const event = await publish(ctx.deps, organisationId);
+    const seen = receiver.requests.length;
+    const worker = startTestWorker(ctx.deps, { stopTimeoutMs: 300 });
+    await receiver.waitForRequests(seen + 1);
+    const stopping = Date.now();
+    await worker.stop();
+    const stopTook = Date.now() - stopping;
+    assert.ok(stopTook >= 280 && stopTook < 2_000, `stop took ${stopTook} ms`);
+    const [delivery] = await deliveriesOf(ctx.deps.pool, event.id);
+    assert.equal(delivery?.state, 'pending');
+    assert.equal(delivery?.locked_by, null, 'the lease is released');
+    assert.deepEqual(
+      await attemptsOf(ctx.deps.pool, event.id),
+      [],
+      'nothing recorded for the aborted request',
+    );
+    release();
+
+    // Released means due now: the next worker sends it without waiting for a lease to expire.
+    const next = startTestWorker(ctx.deps);
+    try {
+      const restarted = Date.now();
+      await waitForEventStatus(ctx.deps.pool, event.id, ['delivered'], 3_000);
+      assert.ok(Date.now() - restarted < 1_500);
+    } finally {
+      await next.stop();
+    }
+  });
+
+  it('should stop at once when idle, and wait for a request that finishes within the bound', async () => {
+    receiver.setHandler((_request, response) => {
+      setTimeout(() => response.end(), 200);
+    });
+    const { organisationId } = await subscriber('/finishing');
+    const worker = startTestWorker(ctx.deps, { stopTimeoutMs: 5_000 });
+    const seen = receiver.requests.length;
+    const event = await publish(ctx.deps, organisationId);
+    await receiver.waitForRequests(seen + 1);
+    await worker.stop();
+    assert.equal((await deliveriesOf(ctx.deps.pool, event.id))[0]?.state, 'succeeded');
+  });
+
+  it('should expose attempts by outcome, latency, queue depth and lag', async () => {
+    receiver.setHandler((request, response) => {
+      response.writeHead(request.path === '/metrics-fail' ? 500 : 200);
+      response.end();
+    });
+    const ok = await subscriber('/metrics-ok');
+    const failing = await subscriber('/metrics-fail', 5);
+    const worker = startTestWorker(ctx.deps);
+    try {
+      const delivered = await publish(ctx.deps, ok.organisationId);
+      const failed = await publish(ctx.deps, failing.organisationId);
+      await waitForEventStatus(ctx.deps.pool, delivered.id, ['delivered']);
+      await waitUntil(
+        async () => (await attemptsOf(ctx.deps.pool, failed.id)).length > 0 || undefined,
+        'attempt',
+      );
+      // A backlog that is due but not yet sent: lag > 0.
+      await ctx.deps.pool.query(
+        `UPDATE webhook_deliveries SET next_attempt_at = now() - interval '30 seconds', locked_by = 'x',
+           locked_until = now() + interval '1 hour' WHERE event_id = $1`,
+        [failed.id],
+      );
+      const text = await ctx.deps.metrics.registry.metrics();
+      assert.match(text, /webhook_delivery_attempts_total\{outcome="success"\} [1-9]/);
+      assert.match(text, /webhook_delivery_attempts_total\{outcome="failed"\} [1-9]/);
+      assert.match(text, /webhook_delivery_duration_seconds_count\{outcome="success"\} [1-9]/);
+      assert.match(text, /webhook_delivery_queue_depth [1-9]/);
+      const lag = Number(/webhook_delivery_lag_seconds ([\d.]+)/.exec(text)?.[1]);
+      assert.ok(lag >= 29 && lag < 120, `lag ${lag}`);
+      assert.match(text, /webhook_delivery_in_flight \d/);
+    } finally {
+      await worker.stop();
+      await ctx.deps.pool.query(
+        "UPDATE webhook_deliveries SET state = 'exhausted' WHERE event_id > 0 AND state = 'pending'",
+      );
+    }
+  });
+});

@@ -128,7 +128,15 @@ function fromValidation(errors: AjvError[]): AppError {
   } else if (first.keyword === 'enum' && Array.isArray(first.params.allowedValues)) {
     message = `${field} must be one of: ${first.params.allowedValues.join(', ')}`;
   } else if (first.keyword === 'const' && first.params.allowedValue !== undefined) {
-    message = `${field} must be ${String(first.params.allowedValue)}`;
+    // A union of literals fails with one `const` error per branch (then `anyOf`): name every value,
+    // not only the first branch's.
+    const allowed = errors
+      .filter((error) => error.keyword === 'const' && error.instancePath === first.instancePath)
+      .map((error) => String(error.params.allowedValue));
+    message =
+      allowed.length > 1
+        ? `${field} must be one of: ${allowed.join(', ')}`
+        : `${field} must be ${allowed[0]}`;
   } else if (first.keyword === 'anyOf') {
     message = `${field} has an invalid value`;
   }

@@ -1,5 +1,39 @@
 // The webhook area of the public API (contract section 4): event types, subscriptions, events,
 // delivery attempts. Each sub-module registers its own routes.
+import { Type } from '@sinclair/typebox';
+import { SCOPES } from '../auth/scopes.ts';
 import type { App, AppDeps } from '../platform/deps.ts';
+import { errorResponses } from './api-schemas.ts';
+import { registerAttemptRoutes } from './attempts/routes.ts';
+import { EVENT_TYPES } from './event-types.ts';
+import { registerEventRoutes } from './events/routes.ts';
+import { registerSubscriptionRoutes } from './subscriptions/routes.ts';
 
-export function registerWebhookRoutes(_app: App, _deps: AppDeps): void {}
+const EventTypeList = Type.Array(Type.Object({ code: Type.String(), description: Type.String() }), {
+  description: 'Every event type code a subscription may hold, sorted by code (D8).',
+  examples: [
+    [{ code: 'beneficiary.activated', description: 'A beneficiary became active and can receive payouts.' }],
+  ],
+});
+
+export function registerWebhookRoutes(app: App, deps: AppDeps): void {
+  app.get(
+    '/api/v1/webhooks/event-types',
+    {
+      config: { scope: SCOPES.webhooksRead },
+      schema: {
+        tags: ['webhooks'],
+        summary: 'List the event types that can be subscribed to',
+        description:
+          'A JSON array of {code, description}, sorted by code, not paginated. Read it instead of ' +
+          'hard-coding the list. `webhook.ping` (the health probe) is sent by the platform but is not listed.',
+        security: [{ bearer: [] }],
+        response: { 200: EventTypeList, ...errorResponses() },
+      },
+    },
+    async () => [...EVENT_TYPES],
+  );
+  registerSubscriptionRoutes(app, deps);
+  registerEventRoutes(app, deps);
+  registerAttemptRoutes(app, deps);
+}

@@ -1,0 +1,51 @@
+// The event type catalogue (D8): the codes a subscription may hold, one per state a resource enters.
+// `webhook.ping` (the D9 health probe) is sent by the platform but is not listed and cannot be
+// subscribed to.
+export interface EventType {
+  code: string;
+  description: string;
+}
+
+const CATALOGUE: readonly EventType[] = [
+  { code: 'transfer.created', description: 'A transfer was created from a confirmed quote.' },
+  { code: 'transfer.in_review', description: 'A transfer is held for compliance review.' },
+  { code: 'transfer.processing', description: 'A transfer is being processed.' },
+  { code: 'transfer.completed', description: 'A transfer completed: the payout reached the beneficiary.' },
+  { code: 'transfer.refunding', description: 'A transfer is being refunded to the sender.' },
+  { code: 'transfer.refunded', description: 'A transfer was refunded to the sender.' },
+  { code: 'transfer.rejected', description: 'A transfer was rejected.' },
+  { code: 'transfer.cancelled', description: 'A transfer was cancelled.' },
+  { code: 'transfer.expired', description: 'A transfer expired before it was funded.' },
+  { code: 'deposit.created', description: 'A deposit was initiated.' },
+  { code: 'deposit.detected', description: 'Incoming deposit funds were detected.' },
+  { code: 'deposit.received', description: 'Deposit funds were received and credited.' },
+  { code: 'deposit.failed', description: 'A deposit failed.' },
+  { code: 'deposit.expired', description: 'A deposit expired before funds arrived.' },
+  { code: 'deposit.reversed', description: 'A received deposit was reversed.' },
+  { code: 'payout.created', description: 'A payout was initiated.' },
+  { code: 'payout.processing', description: 'A payout is being processed.' },
+  { code: 'payout.completed', description: 'A payout completed.' },
+  { code: 'payout.failed', description: 'A payout failed.' },
+  { code: 'payout.cancelled', description: 'A payout was cancelled.' },
+  { code: 'payout.returned', description: 'A completed payout was returned by the receiving bank.' },
+  { code: 'beneficiary.created', description: 'A beneficiary was created.' },
+  { code: 'beneficiary.updated', description: 'A beneficiary was updated.' },
+  { code: 'beneficiary.in_review', description: 'A beneficiary is held for compliance review.' },
+  { code: 'beneficiary.activated', description: 'A beneficiary became active and can receive payouts.' },
+  { code: 'beneficiary.blocked', description: 'A beneficiary was blocked.' },
+  { code: 'beneficiary.deleted', description: 'A beneficiary was deleted.' },
+  { code: 'screening.completed', description: 'A sanctions screening completed.' },
+  { code: 'screening.resolved', description: 'A sanctions screening hit was resolved by review.' },
+  { code: 'deposit_address.created', description: 'A crypto deposit address was created.' },
+  { code: 'deposit_address.disabled', description: 'A crypto deposit address was disabled.' },
+];
+
+/** The published catalogue, sorted by code (D8). */
+export const EVENT_TYPES: readonly EventType[] = [...CATALOGUE].sort((a, b) =>
+  a.code < b.code ? -1 : a.code > b.code ? 1 : 0,
+);
+
+const PUBLISHED = new Set(EVENT_TYPES.map((type) => type.code));
+
+/** True for a code a subscription may hold and the sandbox may publish (never `webhook.ping`). */
+export const isPublishedEventType = (code: string): boolean => PUBLISHED.has(code);

@@ -1,0 +1,89 @@
+// SQL of reading webhook events (contract section 4, D4). Writing them is the outbox's
+// (publish-repository.ts).
+import type { Queryable } from '../../db/pool.ts';
+import type { EventRow } from '../publish-repository.ts';
+import type { EventFilters, EventSortKey } from './schemas.ts';
+
+export async function findEvent(
+  db: Queryable,
+  organisationId: string,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<EventRow | undefined> {
+  const result = await db.query<EventRow>(
+    `SELECT * FROM webhook_events WHERE id = $1 AND organisation_id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [id, organisationId],
+  );
+  return result.rows[0];
+}
+
+export interface EventSearch {
+  organisationId: string;
+  filters: EventFilters;
+  search?: { text: string; id: string | undefined };
+  sortBy: EventSortKey;
+  sortDirection: 'asc' | 'desc';
+  limit: number;
+  offset: number;
+}
+
+const SORT_COLUMNS: Record<EventSortKey, string> = {
+  id: 'id',
+  created_at: 'created_at',
+  updated_at: 'updated_at',
+};
+
+const TEXT_FILTERS = [
+  'public_id',
+  'status',
+  'event_type_code',
+  'source_object_type',
+  'source_object_id',
+  'idempotency_key',
+] as const;
+
+/** Search rows leave out the payload (read one event for it): pages stay small. */
+const SUMMARY_COLUMNS =
+  'id, public_id, organisation_id, event_type_code, status, source_object_type, source_object_id, ' +
+  'idempotency_key, current_round, created_at, updated_at';
+
+export async function searchEvents(
+  db: Queryable,
+  query: EventSearch,
+): Promise<{ rows: Omit<EventRow, 'payload'>[]; total: number }> {
+  const where = ['organisation_id = $1'];
+  const values: unknown[] = [query.organisationId];
+  const bind = (value: unknown): string => {
+    values.push(value);
+    return `$${values.length}`;
+  };
+  if (query.filters.id) where.push(`id = ANY(${bind(query.filters.id)}::bigint[])`);
+  for (const column of TEXT_FILTERS) {
+    const list = query.filters[column];
+    if (list) where.push(`${column} = ANY(${bind(list)}::text[])`);
+  }
+  if (query.search) {
+    // D4: id exactly when the text is numeric; the other fields by case-insensitive substring.
+    const text = bind(query.search.text);
+    const alternatives = [
+      `strpos(lower(public_id), lower(${text})) > 0`,
+      `strpos(lower(idempotency_key), lower(${text})) > 0`,
+      `strpos(lower(event_type_code), lower(${text})) > 0`,
+    ];
+    if (query.search.id !== undefined) alternatives.unshift(`id = ${bind(query.search.id)}::bigint`);
+    where.push(`(${alternatives.join(' OR ')})`);
+  }
+  const condition = where.join(' AND ');
+  const direction = query.sortDirection === 'asc' ? 'ASC' : 'DESC';
+  const page = await db.query<Omit<EventRow, 'payload'>>(
+    `SELECT ${SUMMARY_COLUMNS} FROM webhook_events WHERE ${condition}
+     ORDER BY ${SORT_COLUMNS[query.sortBy]} ${direction}, id ${direction}
+     LIMIT ${bind(query.limit)} OFFSET ${bind(query.offset)}`,
+    values,
+  );
+  const count = await db.query<{ total: number }>(
+    `SELECT count(*) AS total FROM webhook_events WHERE ${condition}`,
+    values.slice(0, -2),
+  );
+  return { rows: page.rows, total: count.rows[0]?.total ?? 0 };
+}

@@ -112,13 +112,16 @@ export async function setSubscriptionState(
   consecutiveFailures = 0,
 ): Promise<void> {
   await t.db.pool.query(
-    'UPDATE webhook_subscriptions SET status = $2, consecutive_failures = $3 WHERE id = $1',
+    'UPDATE webhook_subscriptions SET status = $2, consecutive_failures = $3, updated_at = now() WHERE id = $1',
     [id, status, consecutiveFailures],
   );
 }
 
 export async function setEventStatus(t: TestApp, id: number, status: string): Promise<void> {
-  await t.db.pool.query('UPDATE webhook_events SET status = $2 WHERE id = $1', [id, status]);
+  await t.db.pool.query('UPDATE webhook_events SET status = $2, updated_at = now() WHERE id = $1', [
+    id,
+    status,
+  ]);
 }
 
 export interface AttemptInput {

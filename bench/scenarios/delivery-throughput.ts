@@ -1,0 +1,177 @@
+// Scenario 1, delivery-throughput: a backlog of N events (each matching one active subscription) published
+// with no worker running, then 1 (and in a second run 2) worker processes drain it to a local HTTPS
+// receiver that answers 200 at once. Sustained deliveries per second from the first receipt to the last
+// acknowledgement; the database must then show every delivery succeeded, with one attempt each.
+import { deliveryProblems, deliverySummary, waitForNoPending } from '../lib/checks.ts';
+import { startReceiver } from '../lib/receiver.ts';
+import {
+  atLeast,
+  type Metric,
+  rssMetric,
+  type Scenario,
+  type ScenarioContext,
+  type ScenarioResult,
+  workerEnv,
+} from '../lib/scenario.ts';
+import { createOrganisation, createSubscription, publishBacklog } from '../lib/seed.ts';
+import { now, perSecond, round, waitUntil } from '../lib/util.ts';
+import { type LimitMeasurement, measureLimit } from './delivery-limit.ts';
+
+export interface ThroughputRun {
+  workers: number;
+  events: number;
+  publishMs: number;
+  publishRate: number;
+  /** Unique deliveries per second at the receiver: first receipt to last acknowledgement. */
+  rate: number;
+  receiverMs: number;
+  /** First receipt to the moment the database showed no pending delivery (polled every 100 ms). */
+  recordedMs: number;
+  recordedRate: number;
+  duplicates: number;
+  badSignatures: number;
+  peakRssMb: Array<number | undefined>;
+  problems: string[];
+}
+
+const DELIVERY_FLOOR_PER_SECOND = 50;
+
+async function throughputRun(context: ScenarioContext, workers: number): Promise<ThroughputRun> {
+  const { settings, signal } = context;
+  const events = settings.events;
+  const server = await context.server();
+  const db = await server.createDatabase(`throughput_${workers}w`, 8);
+  context.defer(() => db.drop());
+  const organisationId = await createOrganisation(db.pool, 'Bench throughput');
+  let secret = '';
+  const receiver = await startReceiver({ certificate: context.certificate(), secretFor: () => secret });
+  context.defer(() => receiver.close());
+  const subscription = await createSubscription(db.pool, context.encryptionKey, {
+    organisationId,
+    endpointUrl: `${receiver.origin}/throughput`,
+  });
+  secret = subscription.secret;
+
+  context.log(`  publishing ${events} events (no worker running)`);
+  const publishStart = now();
+  let reported = 0;
+  await publishBacklog(db.pool, organisationId, events, {
+    signal,
+    progress: (done) => {
+      if (done - reported >= 5_000) {
+        reported = done;
+        context.log(`    ${done} published`);
+      }
+    },
+  });
+  const publishMs = now() - publishStart;
+
+  context.log(`  starting ${workers} worker process(es)`);
+  const env = workerEnv(context, db.url, {
+    WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: String(settings.perSubscription),
+  });
+  const started = await Promise.all(
+    Array.from({ length: workers }, (_, index) =>
+      context.startService('worker', env, `worker-${workers}w-${index + 1}`),
+    ),
+  );
+  await waitUntil(`${events} deliveries at the receiver`, () => receiver.unique >= events, {
+    timeoutMs: 60_000 + (events / DELIVERY_FLOOR_PER_SECOND) * 1000,
+    signal,
+    intervalMs: 20,
+    progress: () => `${receiver.unique} received`,
+  });
+  const receiverMs = receiver.lastAck - receiver.firstArrival;
+  const recordedAt = await waitForNoPending(db.pool, { timeoutMs: 60_000, signal });
+  const peakRssMb = started.map((worker) => worker.peakRssMb());
+  await Promise.all(started.map((worker) => worker.stop()));
+  await receiver.close();
+  const summary = await deliverySummary(db.pool);
+  const problems = deliveryProblems(summary, events);
+  if (receiver.badSignatures > 0) problems.push(`${receiver.badSignatures} signatures did not verify`);
+  await db.drop();
+  const recordedMs = recordedAt - receiver.firstArrival;
+  return {
+    workers,
+    events,
+    publishMs: round(publishMs),
+    publishRate: perSecond(events, publishMs),
+    rate: perSecond(events, receiverMs),
+    receiverMs: round(receiverMs),
+    recordedMs: round(recordedMs),
+    recordedRate: perSecond(events, recordedMs),
+    duplicates: receiver.requests - receiver.unique,
+    badSignatures: receiver.badSignatures,
+    peakRssMb,
+    problems,
+  };
+}
+
+export const deliveryThroughput: Scenario = {
+  name: 'delivery-throughput',
+  title: 'Backlog of N events drained by 1, then 2, worker processes to an HTTPS receiver answering 200',
+  measures:
+    'Sustained deliveries per second (receiver: first receipt to last 200, unique webhook-id) of worker ' +
+    'processes draining a published backlog, each delivery claimed, signed, sent and recorded in PostgreSQL; ' +
+    'the database is checked afterwards (every delivery succeeded, one attempt each). Compared with ' +
+    'delivery-limit. Leaves out publishing (done before the workers start), retries, slow or failing endpoints, ' +
+    'network latency (loopback), and the per-subscription cap (set to WEBHOOK_CONCURRENCY: one subscription).',
+  timeoutMs: (settings) =>
+    (settings.workers.length + 1) * (180_000 + (settings.events / DELIVERY_FLOOR_PER_SECOND) * 1000),
+  async run(context): Promise<ScenarioResult> {
+    const { settings } = context;
+    const runs: ThroughputRun[] = [];
+    for (const workers of settings.workers) {
+      context.log(`run with ${workers} worker(s)`);
+      const run = await throughputRun(context, workers);
+      context.log(`  ${run.rate} deliveries/s`);
+      runs.push(run);
+    }
+    const limitResult = context.previous.get('delivery-limit');
+    let limit: Pick<LimitMeasurement, 'rate' | 'requests'> | undefined;
+    const limitRate = limitResult?.metrics.find((metric) => metric.name === 'requests/s (limit)')?.value;
+    if (typeof limitRate === 'number') limit = { rate: limitRate, requests: settings.events };
+    else {
+      context.log('measuring delivery-limit for the ratio');
+      limit = await measureLimit(context, settings.events);
+    }
+
+    const metrics: Metric[] = [];
+    const notes: string[] = [];
+    const problems: string[] = [];
+    for (const run of runs) {
+      const label = `${run.workers} worker${run.workers === 1 ? '' : 's'}`;
+      metrics.push({
+        name: `deliveries/s, ${label}`,
+        value: run.rate,
+        unit: '/s',
+        ...(run.workers === 1 ? { target: '≥ 2,000/s', pass: atLeast(run.rate, 2_000) } : {}),
+      });
+      metrics.push({
+        name: `ratio to delivery-limit, ${label}`,
+        value: round(run.rate / limit.rate, 2),
+        unit: '×',
+        ...(run.workers === 1 ? { target: '≥ 0.5', pass: atLeast(run.rate / limit.rate, 0.5) } : {}),
+      });
+      metrics.push({ name: `recorded in PostgreSQL/s, ${label}`, value: run.recordedRate, unit: '/s' });
+      run.peakRssMb.forEach((peak, index) => {
+        metrics.push(rssMetric(`peak RSS worker ${index + 1} of ${run.workers}`, peak));
+      });
+      for (const problem of run.problems) problems.push(`${label}: ${problem}`);
+      if (run.duplicates > 0) notes.push(`${label}: ${run.duplicates} duplicate requests at the receiver`);
+    }
+    metrics.push({ name: 'delivery-limit', value: limit.rate, unit: '/s' });
+    return {
+      metrics,
+      details: {
+        runs,
+        limit,
+        concurrency: settings.concurrency,
+        perSubscription: settings.perSubscription,
+        events: settings.events,
+      },
+      notes,
+      problems,
+    };
+  },
+};

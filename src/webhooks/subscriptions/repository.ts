@@ -23,9 +23,13 @@ export interface SubscriptionRow {
 export const URL_UNIQUE_INDEX = 'webhook_subscriptions_url_uniq';
 export const LIMIT_HINT = 'subscription_limit';
 
-/** Locks the organisation row: the same lock the limit trigger takes, so creates of one org serialise. */
+/**
+ * Locks the organisation row so that creates of one organisation serialise (the limit trigger takes the
+ * same lock). NO KEY UPDATE, not UPDATE: it does not conflict with the KEY SHARE locks that inserts
+ * referencing the organisation take, so publishing events is never blocked by a create.
+ */
 export async function lockOrganisation(db: Queryable, organisationId: string): Promise<void> {
-  await db.query('SELECT 1 FROM organisations WHERE id = $1 FOR UPDATE', [organisationId]);
+  await db.query('SELECT 1 FROM organisations WHERE id = $1 FOR NO KEY UPDATE', [organisationId]);
 }
 
 export async function findByNormalizedUrl(

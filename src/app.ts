@@ -35,7 +35,14 @@ export async function buildApp(deps: AppDeps, options: BuildOptions): Promise<Ap
       return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : newUuid();
     },
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
-    trustProxy: false,
+    // A hop count trusts that many proxies in front of the service.
+    trustProxy:
+      typeof deps.config.trustProxy === 'number'
+        ? (
+            (hops: number) => (_address: string, hop: number) =>
+              hop < hops
+          )(deps.config.trustProxy)
+        : deps.config.trustProxy,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     return503OnClosing: true,

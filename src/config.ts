@@ -1,6 +1,8 @@
 // Configuration (D1): read from the environment once at start, validated, frozen.
 // A bad value stops the process with a message that names the variable.
+
 import { existsSync } from 'node:fs';
+import ipaddr from 'ipaddr.js';
 
 export type AppEnv = 'sandbox' | 'production';
 
@@ -36,6 +38,8 @@ export interface Config {
   /** WEBHOOK_CA_FILE: PEM file of extra CAs trusted for deliveries (beside the system store). */
   webhookCaFile: string | undefined;
   shutdownTimeoutMs: number;
+  /** Fastify trustProxy: false, true, a hop count, or addresses/CIDRs of trusted proxies. */
+  trustProxy: boolean | number | string[];
 }
 
 export class ConfigError extends Error {
@@ -129,6 +133,29 @@ export function parseDurationList(name: string, raw: string): number[] {
   });
 }
 
+/** TRUST_PROXY: unset/false, true, a number of hops, or a comma list of proxy addresses or CIDRs. */
+function trustProxy(env: Env): boolean | number | string[] {
+  const raw = optional(env, 'TRUST_PROXY');
+  if (raw === undefined || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  const entries = raw.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    const [address, bits] = entry.split('/');
+    const valid =
+      address !== undefined && ipaddr.isValid(address) && (bits === undefined || /^\d{1,3}$/.test(bits));
+    if (!valid)
+      throw new ConfigError(
+        'TRUST_PROXY',
+        `must be true, false, a hop count or addresses/CIDRs; "${entry}" is not one`,
+      );
+  }
+  return entries;
+}
+
+/** Time a worker needs beyond the request timeout to record an outcome under its lease. */
+export const LEASE_MARGIN_MS = 1_000;
+
 /** D10 default schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, 10 h. */
 export const DEFAULT_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h,10h';
 
@@ -164,11 +191,12 @@ export function loadConfig(env: Env = process.env): Config {
   const concurrency = int(env, 'WEBHOOK_CONCURRENCY', 64, 1, 10_000);
   const webhookTimeoutMs = int(env, 'WEBHOOK_TIMEOUT_MS', 30_000, 100, 300_000);
   const webhookLeaseMs = int(env, 'WEBHOOK_LEASE_MS', 60_000, 1_000, 3_600_000);
-  if (webhookLeaseMs <= webhookTimeoutMs) {
-    // A lease shorter than the request timeout would let a second worker send the same attempt.
+  if (webhookLeaseMs < webhookTimeoutMs + LEASE_MARGIN_MS) {
+    // The lease must outlast the request and the recording of its outcome, or a second worker could
+    // send the same attempt and the first one's outcome would be fenced out.
     throw new ConfigError(
       'WEBHOOK_LEASE_MS',
-      `must be greater than WEBHOOK_TIMEOUT_MS (${webhookTimeoutMs})`,
+      `must be at least WEBHOOK_TIMEOUT_MS + ${LEASE_MARGIN_MS} (${webhookTimeoutMs + LEASE_MARGIN_MS})`,
     );
   }
   return Object.freeze({
@@ -213,6 +241,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookLeaseMs,
     webhookAllowPrivateTargets: bool(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
     webhookCaFile: existingFile(env, 'WEBHOOK_CA_FILE'),
+    trustProxy: trustProxy(env),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
   });
 }

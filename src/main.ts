@@ -38,10 +38,18 @@ async function main(argv: string[]): Promise<number> {
   if (config.appEnv === 'sandbox' && (serveApi || serveAuth)) sandboxCredentials = await seedSandbox(deps);
 
   const app = await buildApp(deps, { components: { api: serveApi, auth: serveAuth }, logger: log });
+  let address: string;
+  try {
+    address = await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await app.close().catch(() => {});
+    await runtime.close();
+    throw error;
+  }
+  // Claim deliveries only once the process is certainly up: a failed listen must not strand leases.
   const worker: DeliveryWorker | undefined = runWorker
     ? startDeliveryWorker(deps, log.child({ component: 'delivery' }))
     : undefined;
-  const address = await app.listen({ port: config.port, host: config.host });
   log.info({ role, address, env: config.appEnv }, `payment-service ${role} listening on ${address}`);
   if (role === 'worker') log.info('worker role: the HTTP server answers /healthz, /readyz and /metrics only');
   if (role === 'auth') log.info('auth role: token, JWKS and discovery endpoints only');

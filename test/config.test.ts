@@ -60,8 +60,25 @@ describe('configuration (D1)', () => {
     rejects({ WEBHOOK_RETRY_SCHEDULE: '5s,soon' }, 'WEBHOOK_RETRY_SCHEDULE'));
   it('rejects a boolean that is not true or false', () =>
     rejects({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'yes' }, 'WEBHOOK_ALLOW_PRIVATE_TARGETS'));
-  it('rejects a lease that is not longer than the request timeout', () =>
-    rejects({ WEBHOOK_TIMEOUT_MS: '30000', WEBHOOK_LEASE_MS: '20000' }, 'WEBHOOK_LEASE_MS'));
+  it('rejects a lease that does not outlast the request timeout by the recording margin', () => {
+    rejects({ WEBHOOK_TIMEOUT_MS: '30000', WEBHOOK_LEASE_MS: '20000' }, 'WEBHOOK_LEASE_MS');
+    rejects({ WEBHOOK_TIMEOUT_MS: '30000', WEBHOOK_LEASE_MS: '30999' }, 'WEBHOOK_LEASE_MS');
+    assert.equal(
+      loadConfig({ WEBHOOK_TIMEOUT_MS: '30000', WEBHOOK_LEASE_MS: '31000' }).webhookLeaseMs,
+      31_000,
+    );
+  });
+  it('trusts no proxy by default, and parses TRUST_PROXY forms', () => {
+    assert.equal(loadConfig({}).trustProxy, false);
+    assert.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true);
+    assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2);
+    assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy, [
+      '10.0.0.0/8',
+      '127.0.0.1',
+    ]);
+  });
+  it('rejects a TRUST_PROXY entry that is not an address', () =>
+    rejects({ TRUST_PROXY: '10.0.0.0/8,lb.internal' }, 'TRUST_PROXY'));
   it('rejects an unknown LOG_LEVEL', () => rejects({ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'));
   it('rejects a REDIS_URL with another scheme', () =>
     rejects({ REDIS_URL: 'http://127.0.0.1:6379' }, 'REDIS_URL'));

@@ -58,7 +58,15 @@ export async function registerBearerAuth(app: App, deps: AppDeps): Promise<void>
       request.log.error({ err: error }, 'token verification failed: signing keys unavailable');
       throw new AppError('SERVICE_UNAVAILABLE', 'Token verification is temporarily unavailable; retry');
     }
-    if (!(await clientActive(principal.clientId))) throw new UnauthorizedError('client deleted or unknown');
+    let active: boolean;
+    try {
+      active = await clientActive(principal.clientId);
+    } catch (error) {
+      // Storage is down: as with unreadable keys, not the client's fault (503, not 500 or 401).
+      request.log.error({ err: error }, 'token verification failed: client lookup unavailable');
+      throw new AppError('SERVICE_UNAVAILABLE', 'Token verification is temporarily unavailable; retry');
+    }
+    if (!active) throw new UnauthorizedError('client deleted or unknown');
     request.principal = principal;
   });
 

@@ -8,7 +8,7 @@
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, chown, cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, cp, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
@@ -72,7 +72,12 @@ async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
             'Stop it first, or start this one with another DATA_DIR or with DATABASE_URL.',
         );
       }
-      await rm(lockPath, { force: true });
+      // Take the stale lock over by renaming it away: of two processes racing here, only one rename
+      // succeeds, and the other retries and finds the winner's fresh lock.
+      await rename(lockPath, `${lockPath}.stale-${process.pid}`).then(
+        () => rm(`${lockPath}.stale-${process.pid}`, { force: true }),
+        () => {},
+      );
     }
   }
   throw new DataDirInUseError(`could not lock DATA_DIR ${path.resolve(dataDir)}`);

@@ -17,8 +17,13 @@ export class Metrics {
   #queueSource: DeliveryQueueSource | undefined;
   #queueRead: { at: number; value: Promise<{ depth: number; lagSeconds: number } | undefined> } | undefined;
 
-  constructor() {
-    client.collectDefaultMetrics({ register: this.registry });
+  /**
+   * `processMetrics`: Node.js process metrics (CPU, memory, event loop, GC). Each collection installs
+   * monitors that live as long as the process, so only a process's own registry turns them on; tests
+   * that build many apps in one process pass false.
+   */
+  constructor(options: { processMetrics?: boolean } = {}) {
+    if (options.processMetrics !== false) client.collectDefaultMetrics({ register: this.registry });
     this.httpRequests = new client.Counter({
       name: 'http_requests_total',
       help: 'HTTP requests by route template, method and status code',

@@ -81,7 +81,7 @@ export async function startTestApp(
     config,
     pool: db.pool,
     secretBox: new SecretBox(config.secretsEncryptionKey!),
-    metrics: new Metrics(),
+    metrics: new Metrics({ processMetrics: false }),
   };
   const logs = new LogCapture();
   const logger = pino(loggerOptions(config.logLevel), logs);

@@ -54,10 +54,12 @@ CREATE INDEX webhook_subscriptions_org_updated_idx ON webhook_subscriptions (org
 CREATE INDEX webhook_subscriptions_codes_idx ON webhook_subscriptions USING gin (event_type_codes) WHERE status = 'active';
 
 -- At most 10 subscriptions that are not deleted per organisation (contract section 8), enforced here so
--- that concurrent creates cannot exceed it: the organisation row lock serialises them.
+-- that concurrent creates cannot exceed it: the organisation row lock serialises them. NO KEY UPDATE
+-- does not conflict with the KEY SHARE locks that inserts referencing the organisation take, so
+-- publishing events for the organisation is never blocked by a subscription create.
 CREATE FUNCTION webhook_subscriptions_enforce_limit() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM 1 FROM organisations WHERE id = NEW.organisation_id FOR UPDATE;
+  PERFORM 1 FROM organisations WHERE id = NEW.organisation_id FOR NO KEY UPDATE;
   IF (SELECT count(*) FROM webhook_subscriptions
       WHERE organisation_id = NEW.organisation_id AND status <> 'deleted') >= 10 THEN
     RAISE EXCEPTION 'subscription limit reached' USING ERRCODE = 'P0001', HINT = 'subscription_limit';

@@ -19,7 +19,7 @@ declare module 'autocannon' {
       path?: string;
       headers?: Record<string, string>;
       body?: string;
-      setupRequest?: ((request: Record<string, unknown>) => Record<string, unknown>) | undefined;
+      setupRequest?: (request: Record<string, unknown>) => Record<string, unknown>;
     }>;
   }
   interface Result {

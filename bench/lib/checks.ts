@@ -92,3 +92,11 @@ export function deliveryProblems(summary: DeliverySummary, expected: number): st
     problems.push(`${summary.attempts - summary.successAttempts} attempts did not succeed`);
   return problems;
 }
+
+/** Transactions committed in the current database so far (pg_stat_database; flushed by exiting backends). */
+export async function commitCount(pool: Pool): Promise<number> {
+  const result = await pool.query<{ commits: string }>(
+    'SELECT xact_commit::text AS commits FROM pg_stat_database WHERE datname = current_database()',
+  );
+  return Number(result.rows[0]?.commits ?? 0);
+}

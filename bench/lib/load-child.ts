@@ -35,10 +35,15 @@ async function main(input: LoadInput): Promise<LoadOutput> {
       {
         method: input.method,
         headers: input.headers,
-        setupRequest:
-          bodies.length > 0
-            ? (request: Record<string, unknown>) => ({ ...request, body: bodies[next++ % bodies.length] })
-            : undefined,
+        ...(bodies.length === 1 ? { body: bodies[0] } : {}),
+        ...(bodies.length > 1
+          ? {
+              setupRequest: (request: Record<string, unknown>) => ({
+                ...request,
+                body: bodies[next++ % bodies.length],
+              }),
+            }
+          : {}),
       },
     ],
   });

@@ -2,7 +2,7 @@
 // with no worker running, then 1 (and in a second run 2) worker processes drain it to a local HTTPS
 // receiver that answers 200 at once. Sustained deliveries per second from the first receipt to the last
 // acknowledgement; the database must then show every delivery succeeded, with one attempt each.
-import { deliveryProblems, deliverySummary, waitForNoPending } from '../lib/checks.ts';
+import { commitCount, deliveryProblems, deliverySummary, waitForNoPending } from '../lib/checks.ts';
 import { startReceiver } from '../lib/receiver.ts';
 import {
   atLeast,
@@ -30,6 +30,8 @@ export interface ThroughputRun {
   recordedRate: number;
   duplicates: number;
   badSignatures: number;
+  /** PostgreSQL commits in the run's database from worker start to stop, per delivery (bench polling included). */
+  commitsPerDelivery: number;
   peakRssMb: Array<number | undefined>;
   problems: string[];
 }
@@ -66,6 +68,8 @@ async function throughputRun(context: ScenarioContext, workers: number): Promise
   });
   const publishMs = now() - publishStart;
 
+  await db.pool.query('SELECT pg_stat_force_next_flush()').catch(() => {});
+  const commitsBefore = await commitCount(db.pool);
   context.log(`  starting ${workers} worker process(es)`);
   const env = workerEnv(context, db.url, {
     WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: String(settings.perSubscription),
@@ -86,6 +90,9 @@ async function throughputRun(context: ScenarioContext, workers: number): Promise
   const peakRssMb = started.map((worker) => worker.peakRssMb());
   await Promise.all(started.map((worker) => worker.stop()));
   await receiver.close();
+  await db.pool.query('SELECT pg_stat_force_next_flush()').catch(() => {});
+  await db.pool.query('SELECT pg_stat_clear_snapshot()');
+  const commits = (await commitCount(db.pool)) - commitsBefore;
   const summary = await deliverySummary(db.pool);
   const problems = deliveryProblems(summary, events);
   if (receiver.badSignatures > 0) problems.push(`${receiver.badSignatures} signatures did not verify`);
@@ -102,6 +109,7 @@ async function throughputRun(context: ScenarioContext, workers: number): Promise
     recordedRate: perSecond(events, recordedMs),
     duplicates: receiver.requests - receiver.unique,
     badSignatures: receiver.badSignatures,
+    commitsPerDelivery: round(commits / events, 2),
     peakRssMb,
     problems,
   };
@@ -154,6 +162,11 @@ export const deliveryThroughput: Scenario = {
         ...(run.workers === 1 ? { target: '≥ 0.5', pass: atLeast(run.rate / limit.rate, 0.5) } : {}),
       });
       metrics.push({ name: `recorded in PostgreSQL/s, ${label}`, value: run.recordedRate, unit: '/s' });
+      metrics.push({
+        name: `PostgreSQL commits per delivery, ${label}`,
+        value: run.commitsPerDelivery,
+        unit: '',
+      });
       run.peakRssMb.forEach((peak, index) => {
         metrics.push(rssMetric(`peak RSS worker ${index + 1} of ${run.workers}`, peak));
       });

@@ -158,6 +158,10 @@ async function main(args: string[]): Promise<number> {
     if (interrupt.signal.aborted) break;
     const record = await runScenario(scenario, settings, previous, command, interrupt.signal);
     records.push(record);
+    if (interrupt.signal.aborted) {
+      log(`== ${record.scenario}: interrupted; no result written`);
+      break;
+    }
     const files = await writeResult(RESULTS_DIR, record);
     log('');
     log(`== ${record.scenario}: ${record.status} (${record.durationSeconds} s)`);

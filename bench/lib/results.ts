@@ -54,6 +54,13 @@ export function textTable(record: ResultRecord): string {
   );
 }
 
+function settingsLine(settings: Settings): string {
+  return Object.entries(settings)
+    .filter(([name, value]) => name !== 'smoke' && value !== undefined)
+    .map(([name, value]) => `${name} ${Array.isArray(value) ? value.join(',') : String(value)}`)
+    .join(', ');
+}
+
 function markdown(record: ResultRecord): string {
   const m = record.machine;
   const lines = [
@@ -65,6 +72,7 @@ function markdown(record: ResultRecord): string {
     `- Command: \`${record.command}\``,
     `- Status: ${record.status}${record.error ? ` (${record.error.split('\n')[0]})` : ''}`,
     `- Duration: ${record.durationSeconds} s`,
+    `- Settings: ${settingsLine(record.settings)}`,
     `- Machine: ${m.cores} cores (${m.cpuModel}), ${m.memoryGiB} GiB memory, ${m.os}`,
     `- Node.js ${m.node}; ${m.postgres ?? 'no PostgreSQL'}`,
     `- Load average (1 min) at start: ${m.loadAverage}`,

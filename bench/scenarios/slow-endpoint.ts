@@ -3,7 +3,7 @@
 // matching all ten, one worker with the default caps. Throughput and publish-to-receipt latency of the
 // fast nine: the fairness rules (per-subscription cap, claims that skip saturated subscriptions) should keep
 // them close to an unloaded worker while the slow one builds a backlog.
-import { deliverySummary } from '../lib/checks.ts';
+import { deliveryProblems, deliverySummary, waitForNoPending } from '../lib/checks.ts';
 import { publishSteadily } from '../lib/publisher.ts';
 import { startReceiver } from '../lib/receiver.ts';
 import { rssMetric, type Scenario, type ScenarioResult, workerEnv } from '../lib/scenario.ts';
@@ -67,6 +67,7 @@ export const slowEndpoint: Scenario = {
       signal,
       progress: () => `${fastReceived()} of ${expectedFast}`,
     });
+    await waitForNoPending(db.pool, { timeoutMs: 60_000, signal, subscriptionIds: fastIds });
     const slowStats = receiver.byPath.get(SLOW_PATH);
     const peakRss = worker.peakRssMb();
     const summary = await deliverySummary(db.pool, fastIds);
@@ -97,8 +98,9 @@ export const slowEndpoint: Scenario = {
     if (steady.errors > 0) problems.push(`${steady.errors} publishes failed; first: ${steady.firstError}`);
     if (missing > 0) problems.push(`${missing} fast deliveries never reached the receiver`);
     if (receiver.badSignatures > 0) problems.push(`${receiver.badSignatures} signatures did not verify`);
-    if (summary.attempts !== summary.successAttempts)
-      problems.push(`${summary.attempts - summary.successAttempts} fast attempts did not succeed`);
+    problems.push(
+      ...deliveryProblems(summary, expectedFast).map((problem) => `fast subscriptions: ${problem}`),
+    );
     const offered = round((expectedFast * 1000) / steady.elapsedMs);
     return {
       metrics: [

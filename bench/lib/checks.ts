@@ -100,3 +100,53 @@ export async function commitCount(pool: Pool): Promise<number> {
   );
   return Number(result.rows[0]?.commits ?? 0);
 }
+
+export interface WaitProfile {
+  samples: number;
+  /** Active backends of the database seen per wait event (`Lock:transactionid`, `CPU:running`, ...). */
+  seen: Record<string, number>;
+  /** The most frequent wait event and its share of all active-backend sightings, e.g. "Lock:tuple 62 %". */
+  top: string | undefined;
+}
+
+/**
+ * Samples pg_stat_activity of the current database every `intervalMs` until stopped: what the service's
+ * backends are waiting on (a hot row lock shows up as Lock:transactionid / Lock:tuple, round trips as
+ * Client:ClientRead). A diagnostic beside the throughput, not a measurement of its own.
+ */
+export function sampleWaits(pool: Pool, intervalMs = 250): { stop(): Promise<WaitProfile> } {
+  const seen: Record<string, number> = {};
+  let samples = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      try {
+        const result = await pool.query<{ wait: string; backends: number }>(
+          `SELECT coalesce(wait_event_type, 'CPU') || ':' || coalesce(wait_event, 'running') AS wait,
+                  count(*)::int AS backends
+           FROM pg_stat_activity
+           WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid()
+           GROUP BY 1`,
+        );
+        samples++;
+        for (const row of result.rows) seen[row.wait] = (seen[row.wait] ?? 0) + row.backends;
+      } catch {
+        // A sample lost (the database being dropped at the end): the profile is a diagnostic.
+      }
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      const total = Object.values(seen).reduce((sum, count) => sum + count, 0);
+      const [name, count] = Object.entries(seen).sort((a, b) => b[1] - a[1])[0] ?? [];
+      return {
+        samples,
+        seen,
+        top: name && total > 0 ? `${name} ${Math.round(((count ?? 0) * 100) / total)} %` : undefined,
+      };
+    },
+  };
+}

@@ -2,7 +2,14 @@
 // with no worker running, then 1 (and in a second run 2) worker processes drain it to a local HTTPS
 // receiver that answers 200 at once. Sustained deliveries per second from the first receipt to the last
 // acknowledgement; the database must then show every delivery succeeded, with one attempt each.
-import { commitCount, deliveryProblems, deliverySummary, waitForNoPending } from '../lib/checks.ts';
+import {
+  commitCount,
+  deliveryProblems,
+  deliverySummary,
+  sampleWaits,
+  type WaitProfile,
+  waitForNoPending,
+} from '../lib/checks.ts';
 import { startReceiver } from '../lib/receiver.ts';
 import {
   atLeast,
@@ -32,6 +39,8 @@ export interface ThroughputRun {
   badSignatures: number;
   /** PostgreSQL commits in the run's database from worker start to stop, per delivery (bench polling included). */
   commitsPerDelivery: number;
+  /** What the service's PostgreSQL backends waited on while draining (pg_stat_activity samples). */
+  waits: WaitProfile;
   peakRssMb: Array<number | undefined>;
   problems: string[];
 }
@@ -79,6 +88,7 @@ async function throughputRun(context: ScenarioContext, workers: number): Promise
       context.startService('worker', env, `worker-${workers}w-${index + 1}`),
     ),
   );
+  const waitSampler = sampleWaits(db.pool);
   await waitUntil(`${events} deliveries at the receiver`, () => receiver.unique >= events, {
     timeoutMs: 60_000 + (events / DELIVERY_FLOOR_PER_SECOND) * 1000,
     signal,
@@ -87,6 +97,7 @@ async function throughputRun(context: ScenarioContext, workers: number): Promise
   });
   const receiverMs = receiver.lastAck - receiver.firstArrival;
   const recordedAt = await waitForNoPending(db.pool, { timeoutMs: 60_000, signal });
+  const waits = await waitSampler.stop();
   const peakRssMb = started.map((worker) => worker.peakRssMb());
   await Promise.all(started.map((worker) => worker.stop()));
   await receiver.close();
@@ -110,6 +121,7 @@ async function throughputRun(context: ScenarioContext, workers: number): Promise
     duplicates: receiver.requests - receiver.unique,
     badSignatures: receiver.badSignatures,
     commitsPerDelivery: round(commits / events, 2),
+    waits,
     peakRssMb,
     problems,
   };
@@ -171,6 +183,7 @@ export const deliveryThroughput: Scenario = {
         metrics.push(rssMetric(`peak RSS worker ${index + 1} of ${run.workers}`, peak));
       });
       for (const problem of run.problems) problems.push(`${label}: ${problem}`);
+      if (run.waits.top) notes.push(`${label}: busiest PostgreSQL wait while draining: ${run.waits.top}`);
       if (run.duplicates > 0) notes.push(`${label}: ${run.duplicates} duplicate requests at the receiver`);
     }
     metrics.push({ name: 'delivery-limit', value: limit.rate, unit: '/s' });

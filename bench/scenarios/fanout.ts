@@ -1,7 +1,7 @@
 // Scenario 4, fanout: BENCH_FANOUT_EVENTS events, each matching 10 active subscriptions of one
 // organisation (10 distinct URLs on the same receiver), published as a backlog with no worker running, then
 // drained by one worker with the default per-subscription cap.
-import { deliveryProblems, deliverySummary, waitForNoPending } from '../lib/checks.ts';
+import { deliveryProblems, deliverySummary, sampleWaits, waitForNoPending } from '../lib/checks.ts';
 import { startReceiver } from '../lib/receiver.ts';
 import { rssMetric, type Scenario, type ScenarioResult, workerEnv } from '../lib/scenario.ts';
 import { createOrganisation, createSubscription, publishBacklog, type Subscription } from '../lib/seed.ts';
@@ -49,6 +49,7 @@ export const fanout: Scenario = {
     const publishMs = now() - publishStart;
 
     const worker = await context.startService('worker', workerEnv(context, db.url), 'worker-fanout');
+    const waitSampler = sampleWaits(db.pool);
     await waitUntil(`${expected} deliveries at the receiver`, () => receiver.unique >= expected, {
       timeoutMs: 60_000 + expected * 20,
       signal,
@@ -57,6 +58,7 @@ export const fanout: Scenario = {
     });
     const receiverMs = receiver.lastAck - receiver.firstArrival;
     const recordedAt = await waitForNoPending(db.pool, { timeoutMs: 60_000, signal });
+    const waits = await waitSampler.stop();
     const peakRss = worker.peakRssMb();
     await worker.stop();
     await receiver.close();
@@ -93,9 +95,10 @@ export const fanout: Scenario = {
         ),
         duplicates: receiver.requests - receiver.unique,
         perSubscriptionCap: 'service default (WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION unset)',
+        waits,
         summary,
       },
-      notes: [],
+      notes: waits.top ? [`busiest PostgreSQL wait while draining: ${waits.top}`] : [],
       problems,
     };
   },

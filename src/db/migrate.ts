@@ -30,6 +30,9 @@ export async function loadMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]>
 export async function migrate(pool: Pool, migrations?: Migration[]): Promise<number[]> {
   const all = migrations ?? (await loadMigrations());
   const client = await pool.connect();
+  // A connection cut mid-migration rejects the running query; without a listener it would also be an
+  // unhandled 'error' event.
+  client.on('error', () => {});
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
     await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (

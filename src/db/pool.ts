@@ -22,19 +22,31 @@ export function createPool(connectionString: string, max: number, applicationNam
   return pool;
 }
 
-/** Runs `work` in one transaction: commit on success, rollback on any error. */
+/**
+ * Runs `work` in one transaction: commit on success, rollback on any error.
+ * While a client is checked out pg-pool does not listen for its errors, so a connection cut by the
+ * server (a restart: 57P01) would be an unhandled 'error' event and kill the process. We listen for
+ * the whole checkout; the failed statement rejects as usual, and the broken client is destroyed on
+ * release instead of going back to the pool.
+ */
 export async function withTransaction<T>(pool: pg.Pool, work: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (error: Error) => {
+    broken = error;
+  };
+  client.on('error', onError);
   try {
     await client.query('BEGIN');
     const result = await work(client);
     await client.query('COMMIT');
     return result;
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
+    if (!broken) await client.query('ROLLBACK').catch((rollbackError: Error) => onError(rollbackError));
     throw error;
   } finally {
-    client.release();
+    client.removeListener('error', onError);
+    client.release(broken);
   }
 }
 

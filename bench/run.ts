@@ -81,7 +81,13 @@ async function runScenario(
   const deadline = AbortSignal.timeout(timeoutMs);
   const signal = AbortSignal.any([deadline, interrupt]);
   const prefix = (message: string) => log(`[${scenario.name}] ${message}`);
-  const { context, cleanup, postgres } = createContext({ settings, signal, tmpDir, previous, log: prefix });
+  const { context, cleanup, postgres, logTails } = createContext({
+    settings,
+    signal,
+    tmpDir,
+    previous,
+    log: prefix,
+  });
   prefix(`start (${scenario.title}); bounded at ${Math.round(timeoutMs / 1000)} s`);
 
   let result: ScenarioResult | undefined;
@@ -105,6 +111,7 @@ async function runScenario(
   } catch (caught) {
     error = (caught as Error).stack ?? String(caught);
     prefix(`FAILED: ${(caught as Error).message}`);
+    for (const tail of logTails(15)) log(tail);
   } finally {
     prefix('stopping everything it started');
     await cleanup();

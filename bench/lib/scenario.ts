@@ -65,11 +65,18 @@ export function createContext(input: {
   tmpDir: string;
   previous: ReadonlyMap<string, ScenarioResult>;
   log: (message: string) => void;
-}): { context: ScenarioContext; cleanup(): Promise<void>; postgres(): string | undefined } {
+}): {
+  context: ScenarioContext;
+  cleanup(): Promise<void>;
+  postgres(): string | undefined;
+  /** The last lines of every service process's log (shown when a scenario fails; the logs go with tmpDir). */
+  logTails(lines: number): string[];
+} {
   const stack: Array<() => Promise<unknown> | unknown> = [];
   const defer = (work: () => Promise<unknown> | unknown) => stack.push(work);
   let server: Promise<BenchServer> | undefined;
   let opened: BenchServer | undefined;
+  const services: ServiceProcess[] = [];
   let certificate: Certificate | undefined;
   const encryptionKey = randomBytes(32).toString('hex');
   const { settings, tmpDir, log, signal } = input;
@@ -106,6 +113,7 @@ export function createContext(input: {
         },
         { label, logDir: tmpDir, signal },
       );
+      services.push(service);
       defer(() => service.stop());
       return service;
     },
@@ -114,6 +122,8 @@ export function createContext(input: {
   return {
     context,
     postgres: () => (opened ? `PostgreSQL ${opened.version} (${opened.kind})` : undefined),
+    logTails: (lines) =>
+      services.map((service) => `--- ${service.label} (${service.logFile})\n${service.logTail(lines)}`),
     async cleanup() {
       while (stack.length > 0) {
         const work = stack.pop()!;

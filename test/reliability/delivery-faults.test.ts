@@ -275,12 +275,7 @@ describe('delivery faults (issue 7)', () => {
     );
   });
 
-  it('a PostgreSQL restart under 5,000 deliveries: worker processes survive, reconnect and deliver everything', {
-    todo:
-      'product bug: src/db/pool.ts withTransaction leaves its checked-out client without an error listener; ' +
-      "a connection terminated by the restart between two statements emits an unhandled 'error' and the " +
-      'worker process exits (see docs/reliability.md, known gaps)',
-  }, async () => {
+  it('a PostgreSQL restart under 5,000 deliveries: worker processes survive, reconnect and deliver everything', async () => {
     const own: OwnPostgres = await startOwnPostgres();
     cleanups.push(() => own.destroy());
     const pool = createPool(own.url, 4, 'payment-service:test');

@@ -89,7 +89,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     rate: positiveInt(env, 'BENCH_RATE', 200),
     seconds,
     fanoutEvents,
-    slowRate: positiveInt(env, 'BENCH_SLOW_RATE', 50),
+    slowRate: positiveInt(env, 'BENCH_SLOW_RATE', 20),
     slowMs: positiveInt(env, 'BENCH_SLOW_MS', 5_000),
     apiEvents,
     apiDuration,

@@ -127,7 +127,8 @@ async function probe(endpoint: Endpoint): Promise<{ status: number; text: string
 
 export const api: Scenario = {
   name: 'api',
-  title: 'Webhook API over 1,000,000 events and 3,000,000 attempts: requests/s and p99 per endpoint',
+  title:
+    'Webhook API over a seeded history (1,000,000 events, 3,000,000 attempts by default): requests/s and p99',
   measures:
     'Requests per second and latency (p50, p99; autocannon, BENCH_API_CONNECTIONS connections, BENCH_API_DURATION ' +
     's per endpoint after a warm-up, from a process of its own) of GET subscription, events search by status, ' +

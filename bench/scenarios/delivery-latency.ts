@@ -29,7 +29,8 @@ export function latencies(
 
 export const deliveryLatency: Scenario = {
   name: 'delivery-latency',
-  title: 'Steady 200 events/s for 60 s, each published on its own, one worker: publish-to-receipt latency',
+  title:
+    'Steady stream (200 events/s for 60 s by default), each published on its own, one worker: publish-to-receipt latency',
   measures:
     'Latency from the start of the publishing transaction (publishEvent + COMMIT, whose NOTIFY wakes the ' +
     'worker) to the arrival of the signed request at the receiver, for every event of a steady stream; p50, p95, ' +

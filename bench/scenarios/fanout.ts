@@ -11,7 +11,8 @@ export const FANOUT = 10;
 
 export const fanout: Scenario = {
   name: 'fanout',
-  title: '1,000 events each matching 10 subscriptions (10 URLs on one receiver), drained by one worker',
+  title:
+    'Events (1,000 by default) each matching 10 subscriptions (10 URLs on one receiver), drained by one worker',
   measures:
     'Publishing cost of a 10-way fan-out (one event, ten delivery rows, one transaction) and deliveries per ' +
     'second of one worker spreading a backlog over 10 subscriptions under the default ' +

@@ -34,7 +34,8 @@ export async function buildApp(deps: AppDeps, options: BuildOptions): Promise<Ap
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : newUuid();
     },
-    logController: new LogController({ requestIdLogLabel: 'request_id' }),
+    // One log line per request (written in onResponse below) instead of Fastify's two.
+    logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
     // A hop count trusts that many proxies in front of the service.
     trustProxy:
       typeof deps.config.trustProxy === 'number'
@@ -84,6 +85,15 @@ export async function buildApp(deps: AppDeps, options: BuildOptions): Promise<Ap
   installErrorHandling(app, allowedMethods);
 
   app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        url: request.url,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
+      'request completed',
+    );
     const route = request.routeOptions.url ?? 'unmatched';
     const labels = { method: request.method, route, status: String(reply.statusCode) };
     deps.metrics.httpRequests.inc(labels);

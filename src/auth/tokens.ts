@@ -98,7 +98,11 @@ export function createTokenVerifier(deps: AppDeps, keys: KeyStore): TokenVerifie
       }
     };
   }
-  return async (token) => {
+  // Verified tokens by their exact text until they expire. A client reuses one token for minutes, and
+  // the RS256 check is the costliest step of authenticating a request. Only tokens that verified are
+  // kept; expiry is checked on every hit; a deleted client is still refused by the bearer hook.
+  const verified = new Map<string, { principal: Principal; expiresAtMs: number }>();
+  const verifyUncached = async (token: string): Promise<Principal> => {
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, getKey, {
@@ -115,9 +119,22 @@ export function createTokenVerifier(deps: AppDeps, keys: KeyStore): TokenVerifie
     if (typeof payload.iss !== 'string' || !issuerMatches(payload.iss)) {
       throw new TokenRejectedError(`issuer mismatch: ${String(payload.iss)}`);
     }
-    return principalFrom(payload);
+    const principal = principalFrom(payload);
+    if (verified.size >= VERIFIED_CACHE_ENTRIES) verified.delete(verified.keys().next().value!);
+    verified.set(token, { principal, expiresAtMs: (payload.exp ?? 0) * 1000 });
+    return principal;
+  };
+  return async (token) => {
+    const hit = verified.get(token);
+    if (hit) {
+      if (hit.expiresAtMs > Date.now()) return hit.principal;
+      verified.delete(token);
+    }
+    return verifyUncached(token);
   };
 }
+
+const VERIFIED_CACHE_ENTRIES = 10_000;
 
 function principalFrom(payload: JWTPayload): Principal {
   const clientId = typeof payload.azp === 'string' ? payload.azp : payload.sub;

@@ -83,6 +83,10 @@ describe('SSRF rules', () => {
       '::ffff:10.0.0.1': 'ipv4Mapped',
       '::ffff:8.8.8.8': 'ipv4Mapped',
       '2001:db8::1': 'reserved',
+      '::7f00:1': 'ipv4Compatible',
+      '::a00:1': 'ipv4Compatible',
+      '::8.8.8.8': 'ipv4Mapped', // ipaddr.js reads dotted ::a.b.c.d as mapped: blocked either way
+      '::ffff:7f00:1': 'ipv4Mapped',
     };
     for (const [address, range] of Object.entries(blocked)) {
       assert.equal(blockedRange(address), range, address);
@@ -133,6 +137,10 @@ describe('SSRF rules', () => {
       lookup: fakeDns({ 'hook.example': ['2606:4700:4700::1111', 'fd12::7'] }),
     });
     refused(v6, /resolves to fd12::7, a uniqueLocal address/);
+    const compatible = await send(`https://hook.example:${receiver.port}/hook`, {
+      lookup: fakeDns({ 'hook.example': ['::7f00:1'] }),
+    });
+    refused(compatible, /resolves to ::7f00:1, a ipv4Compatible address/);
   });
 
   it('should record a DNS failure as a failure without a status code', async () => {

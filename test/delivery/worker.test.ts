@@ -181,7 +181,11 @@ describe('delivery worker', () => {
     const held = new Promise<void>((resolve) => {
       release = resolve;
     });
+    let requestClosedAt = 0;
     receiver.setHandler(async (request, response) => {
+      response.on('close', () => {
+        requestClosedAt = Date.now();
+      });
       if (request.path === '/held') await held;
       response.end();
     });
@@ -197,6 +201,8 @@ describe('delivery worker', () => {
     const [delivery] = await deliveriesOf(ctx.deps.pool, event.id);
     assert.equal(delivery?.state, 'pending');
     assert.equal(delivery?.locked_by, null, 'the lease is released');
+    // The held request was aborted by the stop (the worker aborts, waits, then releases the lease).
+    assert.ok(requestClosedAt > 0, 'the held request was aborted, not left open');
     assert.deepEqual(
       await attemptsOf(ctx.deps.pool, event.id),
       [],
@@ -264,5 +270,37 @@ describe('delivery worker', () => {
         "UPDATE webhook_deliveries SET state = 'exhausted' WHERE event_id > 0 AND state = 'pending'",
       );
     }
+  });
+
+  it('should record a delivery it cannot sign (unreadable secret) as failed, so it dead-letters instead of looping', async () => {
+    receiver.setHandler(answer(200));
+    const { organisationId, subscription } = await subscriber('/unreadable', 0);
+    await ctx.deps.pool.query('UPDATE webhook_subscriptions SET signing_secret_sealed = $1 WHERE id = $2', [
+      ctx.deps.secretBox.encrypt('x').replace(/^v1\.[^.]+/, 'v1.AAAAAAAAAAAAAAAA'),
+      subscription.id,
+    ]);
+    const seen = receiver.requests.filter((request) => request.path === '/unreadable').length;
+    const event = await publish(ctx.deps, organisationId);
+    const worker = startTestWorker(ctx.deps);
+    try {
+      await waitForEventStatus(ctx.deps.pool, event.id, ['dead_letter'], 10_000);
+    } finally {
+      await worker.stop();
+    }
+    const attempts = await attemptsOf(ctx.deps.pool, event.id);
+    assert.deepEqual(
+      attempts.map((attempt) => [attempt.attempt_number, attempt.status, attempt.http_status_code]),
+      [[1, 'failed', null]],
+    );
+    assert.match(
+      attempts[0]!.failure_reason ?? '',
+      /could not sign the request: the signing secret is unreadable/,
+    );
+    assert.equal(
+      receiver.requests.filter((request) => request.path === '/unreadable').length,
+      seen,
+      'nothing sent',
+    );
+    assert.equal((await deliveriesOf(ctx.deps.pool, event.id))[0]?.state, 'exhausted');
   });
 });

@@ -32,7 +32,17 @@ export class BlockedDestinationError extends Error {
  */
 export function blockedRange(address: string): string | undefined {
   if (!ipaddr.isValid(address)) return 'invalid';
-  const range = ipaddr.parse(address).range();
+  const parsed = ipaddr.parse(address);
+  const range = parsed.range();
+  // IPv4-compatible IPv6 (::a.b.c.d, deprecated): ipaddr.js calls the canonical form (::7f00:1) unicast,
+  // but some stacks route it to the embedded IPv4 address. Refuse every such address in ::/96.
+  if (
+    range === 'unicast' &&
+    parsed.kind() === 'ipv6' &&
+    (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)
+  ) {
+    return 'ipv4Compatible';
+  }
   return range === 'unicast' ? undefined : range;
 }
 

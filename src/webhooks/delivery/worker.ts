@@ -102,33 +102,56 @@ export function startDeliveryWorker(
       }
       return;
     }
-    const secret = deps.secretBox.decrypt(delivery.signing_secret_sealed);
-    const headers = webhookHeaders({
-      secret,
-      eventPublicId: delivery.event_public_id,
-      body: delivery.payload,
-      timestamp: Math.floor(Date.now() / 1000),
-      deliveryId: newDeliveryHeaderId(),
-    });
-    let result: Awaited<ReturnType<typeof sendWebhook>>;
+    let headers: Record<string, string> | undefined;
     try {
-      result = await sendWebhook(agent, {
-        url: delivery.endpoint_url,
-        headers,
+      headers = webhookHeaders({
+        secret: deps.secretBox.decrypt(delivery.signing_secret_sealed),
+        eventPublicId: delivery.event_public_id,
         body: delivery.payload,
-        timeoutMs: config.webhookTimeoutMs,
-        signal,
+        timestamp: Math.floor(Date.now() / 1000),
+        deliveryId: newDeliveryHeaderId(),
       });
     } catch (error) {
-      if (error instanceof SendAbortedError) return; // stopping: the lease is released, not recorded
-      throw error;
+      // A secret this process cannot unseal (another SECRETS_ENCRYPTION_KEY, a damaged row): nothing can be
+      // sent, but the attempt is recorded as failed so that retries, exhaustion and dead_letter apply
+      // instead of the delivery being re-claimed forever. The error names no secret material.
+      log.error(
+        {
+          delivery_id: delivery.id,
+          subscription_id: delivery.subscription_id,
+          error: (error as Error).message,
+        },
+        'cannot sign a delivery: the signing secret is unreadable',
+      );
     }
+    let result: Awaited<ReturnType<typeof sendWebhook>>;
+    if (headers === undefined) {
+      result = {
+        kind: 'error',
+        latencyMs: 0,
+        reason: 'could not sign the request: the signing secret is unreadable (check SECRETS_ENCRYPTION_KEY)',
+      };
+    } else {
+      try {
+        result = await sendWebhook(agent, {
+          url: delivery.endpoint_url,
+          headers,
+          body: delivery.payload,
+          timeoutMs: config.webhookTimeoutMs,
+          signal,
+        });
+      } catch (error) {
+        if (error instanceof SendAbortedError) return; // stopping: the lease is released, not recorded
+        throw error;
+      }
+    }
+    const requestHeaders = headers ?? {};
     const outcome = await withRetries(() =>
       recordAttempt(pool, {
         workerId,
         delivery,
         result,
-        requestHeaders: headers,
+        requestHeaders,
         retryScheduleMs: config.webhookRetryScheduleMs,
       }),
     );
@@ -256,16 +279,19 @@ export function startDeliveryWorker(
       await Promise.race([pending(), new Promise((resolve) => (timer = setTimeout(resolve, stopTimeoutMs)))]);
       clearTimeout(timer);
       if (inFlight.size > 0) {
-        // Unfinished requests: hand their deliveries back (due now, for any worker), then abort them so that
-        // nothing is recorded for them here. The endpoint may still have received one: at-least-once.
+        // Unfinished requests: abort them first and wait until none is open, THEN hand their deliveries back
+        // (due now, for any worker). Releasing first would let another worker send a delivery whose request
+        // is still open here. An aborted request records nothing; the endpoint may still have received it
+        // (at-least-once). A delivery that recorded its outcome meanwhile no longer carries our lease, so
+        // the release leaves it alone.
         const ids = [...inFlight.keys()];
+        for (const task of inFlight.values()) task.controller.abort();
+        await pending();
         const released = await repo.releaseLeases(pool, workerId, ids).catch((error: unknown) => {
           log.error({ err: error }, 'could not release delivery leases; they expire on their own');
           return 0;
         });
-        for (const task of inFlight.values()) task.controller.abort();
         log.warn({ released, in_flight: ids.length }, 'delivery worker stopped with requests in flight');
-        await pending();
       }
       metrics.setDeliveryQueueSource(undefined);
       await listener?.close();

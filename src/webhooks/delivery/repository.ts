@@ -268,17 +268,18 @@ export async function recordSubscriptionResult(
   success: boolean,
   autoDisableAfter: number,
 ): Promise<{ status: string; consecutive_failures: number; auto_disabled: boolean }> {
+  // One plain UPDATE (no locking CTE): the row lock is taken once, by the statement that changes it.
+  // `auto_disabled` is true for the update that took the subscription to the threshold while active.
   const result = await db.query<{ status: string; consecutive_failures: number; auto_disabled: boolean }>(
-    `WITH before AS (SELECT id, status FROM webhook_subscriptions WHERE id = $1 FOR NO KEY UPDATE)
-     UPDATE webhook_subscriptions s
+    `UPDATE webhook_subscriptions s
      SET consecutive_failures = CASE WHEN $2 THEN 0 ELSE s.consecutive_failures + 1 END,
          status = CASE WHEN NOT $2 AND s.status = 'active' AND s.consecutive_failures + 1 >= $3
                        THEN 'auto_disabled' ELSE s.status END,
          last_delivery_at = greatest(s.last_delivery_at, clock_timestamp()),
          updated_at = now()
-     FROM before
-     WHERE s.id = before.id
-     RETURNING s.status, s.consecutive_failures, (before.status = 'active' AND s.status = 'auto_disabled') AS auto_disabled`,
+     WHERE s.id = $1
+     RETURNING s.status, s.consecutive_failures,
+               (NOT $2 AND s.status = 'auto_disabled' AND s.consecutive_failures = $3) AS auto_disabled`,
     [subscriptionId, success, autoDisableAfter],
   );
   return result.rows[0]!;

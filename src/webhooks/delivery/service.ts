@@ -43,15 +43,6 @@ export async function recordAttempt(
     const fenced = await repo.fenceDelivery(tx, delivery.id, input.workerId);
     if (!fenced) return { recorded: false };
 
-    // The subscription row is locked before the attempt insert takes its foreign-key share lock, so a
-    // concurrent FOR UPDATE of the subscription elsewhere queues behind us instead of deadlocking.
-    const subscription = await repo.recordSubscriptionResult(
-      tx,
-      delivery.subscription_id,
-      attempt.status === 'success',
-      AUTO_DISABLE_AFTER,
-    );
-
     // D10: when the retry is sent, the attempt that waited for it settles to failed or timeout.
     const pending = await repo.findPendingAttempt(tx, delivery.id);
     if (pending) await repo.settleAttempt(tx, pending.id, settledStatus(pending), null);
@@ -79,6 +70,17 @@ export async function recordAttempt(
       delayMs: decision.kind === 'retry' ? decision.delayMs : 0,
     });
     const eventStatus = await repo.recomputeEventStatus(tx, delivery.event_id);
+    // Last, so that the subscription row (shared by every delivery to the endpoint) is locked only for
+    // this statement and the commit: outcomes of one subscription are serialised on it, and holding it
+    // across the statements above capped one endpoint's throughput. Every lock on subscription rows is
+    // NO KEY UPDATE, which does not conflict with the foreign-key KEY SHARE lock of the attempt insert
+    // above, so taking it after the insert cannot deadlock with the API's updates.
+    const subscription = await repo.recordSubscriptionResult(
+      tx,
+      delivery.subscription_id,
+      attempt.status === 'success',
+      AUTO_DISABLE_AFTER,
+    );
     return {
       recorded: true,
       attempt,

@@ -11,7 +11,7 @@ export async function findEvent(
   options: { forUpdate?: boolean } = {},
 ): Promise<EventRow | undefined> {
   const result = await db.query<EventRow>(
-    `SELECT * FROM webhook_events WHERE id = $1 AND organisation_id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    `SELECT * FROM webhook_events WHERE id = $1 AND organisation_id = $2${options.forUpdate ? ' FOR NO KEY UPDATE' : ''}`,
     [id, organisationId],
   );
   return result.rows[0];

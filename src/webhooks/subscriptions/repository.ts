@@ -85,7 +85,7 @@ export async function findSubscription(
   options: { forUpdate?: boolean } = {},
 ): Promise<SubscriptionRow | undefined> {
   const result = await db.query<SubscriptionRow>(
-    `SELECT * FROM webhook_subscriptions WHERE id = $1 AND organisation_id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    `SELECT * FROM webhook_subscriptions WHERE id = $1 AND organisation_id = $2${options.forUpdate ? ' FOR NO KEY UPDATE' : ''}`,
     [id, organisationId],
   );
   return result.rows[0];

@@ -19,6 +19,14 @@ export function createPool(connectionString: string, max: number, applicationNam
   // An idle client losing its connection (a database restart) must not crash the process;
   // the pool discards it and the next query reconnects.
   pool.on('error', () => {});
+  // A client between two owners (handed from one checkout to a waiting one, or checked out with no query
+  // running) has no error listener of pg-pool's; a server-side disconnect arriving then would be an
+  // unhandled 'error' event and kill the process. Every client keeps a listener for its whole life: a
+  // running query still rejects, withTransaction still discards a broken client, and pg-pool still
+  // removes a broken idle one.
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
   return pool;
 }
 

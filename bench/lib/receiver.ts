@@ -2,48 +2,19 @@
 // certificate made at run time (openssl), answering 200 with an empty body, at once or after a per-path
 // delay. It counts unique (path, webhook-id) pairs, keeps each pair's first arrival time, and verifies the
 // Standard Webhooks signature of the first requests of every path.
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
-import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
+import {
+  makeSelfSignedCertificate,
+  type SelfSignedCertificate,
+} from '../../scripts/lib/self-signed-certificate.ts';
 import { now } from './util.ts';
 
-export interface Certificate {
-  key: string;
-  cert: string;
-  /** PEM file of the certificate: NODE_EXTRA_CA_CERTS of the workers. */
-  certPath: string;
-}
+export type Certificate = SelfSignedCertificate;
 
 /** A self-signed certificate for 127.0.0.1 and localhost, written to `dir`. */
 export function makeCertificate(dir: string): Certificate {
-  const keyPath = path.join(dir, 'receiver-key.pem');
-  const certPath = path.join(dir, 'receiver-cert.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      keyPath,
-      '-out',
-      certPath,
-      '-days',
-      '2',
-      '-subj',
-      '/CN=payment-service bench receiver',
-      '-addext',
-      'subjectAltName=DNS:localhost,IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
-  return { key: readFileSync(keyPath, 'utf8'), cert: readFileSync(certPath, 'utf8'), certPath };
+  return makeSelfSignedCertificate(dir, 'payment-service bench receiver', ['DNS:localhost', 'IP:127.0.0.1']);
 }
 
 export interface PathStats {

@@ -1,19 +1,17 @@
 // A real HTTPS endpoint on 127.0.0.1 for delivery tests, with a self-signed certificate made at test time
 // (openssl). Pass `testCertificate().cert` as a trusted CA to the code under test, or its path as
 // NODE_EXTRA_CA_CERTS / WEBHOOK_CA_FILE to a child process.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import {
+  makeSelfSignedCertificate,
+  type SelfSignedCertificate,
+} from '../../scripts/lib/self-signed-certificate.ts';
 
-export interface TestCertificate {
-  key: string;
-  cert: string;
-  /** PEM file of the certificate, usable as a CA file. */
-  certPath: string;
-}
+export type TestCertificate = SelfSignedCertificate;
 
 let cached: TestCertificate | undefined;
 
@@ -22,34 +20,11 @@ let cached: TestCertificate | undefined;
  * themselves), 127.0.0.1 and ::1.
  */
 export function testCertificate(): TestCertificate {
-  if (cached) return cached;
-  const dir = mkdtempSync(path.join(tmpdir(), 'ps-test-cert-'));
-  const keyPath = path.join(dir, 'key.pem');
-  const certPath = path.join(dir, 'cert.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      keyPath,
-      '-out',
-      certPath,
-      '-days',
-      '2',
-      '-subj',
-      '/CN=payment-service test receiver',
-      '-addext',
-      'subjectAltName=DNS:localhost,DNS:hook.example,IP:127.0.0.1,IP:::1',
-    ],
-    { stdio: 'ignore' },
+  cached ??= makeSelfSignedCertificate(
+    mkdtempSync(path.join(tmpdir(), 'ps-test-cert-')),
+    'payment-service test receiver',
+    ['DNS:localhost', 'DNS:hook.example', 'IP:127.0.0.1', 'IP:::1'],
   );
-  cached = { key: readFileSync(keyPath, 'utf8'), cert: readFileSync(certPath, 'utf8'), certPath };
   return cached;
 }
 

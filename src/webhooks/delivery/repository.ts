@@ -39,8 +39,9 @@ export interface ClaimInput {
  *   endpoint with a long backlog cannot fill the scan; the window function then takes at most the
  *   remaining allowance of each subscription from the candidates. Candidates locked but not chosen are
  *   released at the end of this statement's transaction.
- * - The subscription's current status, URL, secret and max_retries are read here, at send time (rotation
- *   takes effect for retries of older events too, D9).
+ * - The subscription's status, URL, secret and max_retries are returned too, but the worker reads them
+ *   again immediately before sending (readSubscriptionForSend), so a change committed after the claim
+ *   applies to the request itself (D9: rotation applies to every request sent after the call).
  */
 export async function claimDeliveries(db: Queryable, input: ClaimInput): Promise<ClaimedDelivery[]> {
   const busyIds: string[] = [];
@@ -95,6 +96,31 @@ export async function claimDeliveries(db: Queryable, input: ClaimInput): Promise
     ],
   );
   return result.rows;
+}
+
+export interface SubscriptionForSend {
+  status: string;
+  endpoint_url: string;
+  signing_secret_sealed: string;
+  max_retries: number;
+}
+
+/**
+ * The subscription as it is now, read immediately before a request is signed and sent (D10, D9): a
+ * rotate-secret, pause, delete or URL change committed after the claim applies to this very request, not
+ * only to the next one. One primary-key lookup, no lock: the request goes out outside any transaction,
+ * and what commits after this read applies from the next attempt. Undefined if the row is gone.
+ */
+export async function readSubscriptionForSend(
+  db: Queryable,
+  subscriptionId: string,
+): Promise<SubscriptionForSend | undefined> {
+  const result = await db.query<SubscriptionForSend>(
+    `SELECT status, endpoint_url, signing_secret_sealed, max_retries
+     FROM webhook_subscriptions WHERE id = $1`,
+    [subscriptionId],
+  );
+  return result.rows[0];
 }
 
 /**

@@ -4,12 +4,11 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { AppDeps } from '../../platform/deps.ts';
-import { newDeliveryHeaderId } from '../../platform/ids.ts';
 import { listenForDeliveries } from './listen.ts';
+import { prepareDelivery } from './prepare.ts';
 import * as repo from './repository.ts';
 import { createDeliveryAgent, SendAbortedError, sendWebhook, type TransportOptions } from './send.ts';
 import { giveUp, recordAttempt } from './service.ts';
-import { webhookHeaders } from './sign.ts';
 
 export interface DeliveryWorker {
   /** Stops claiming, finishes or releases in-flight work. */
@@ -85,9 +84,18 @@ export function startDeliveryWorker(
       .filter(([, count]) => count >= config.webhookConcurrencyPerSubscription)
       .map(([id]) => id);
 
-  /** One claimed delivery: give up, or send and record. Errors leave the lease to expire (at-least-once). */
-  async function deliver(delivery: repo.ClaimedDelivery, signal: AbortSignal): Promise<void> {
-    if (delivery.subscription_status !== 'active') {
+  /**
+   * One claimed delivery: give up, or send and record. Errors leave the lease to expire (at-least-once).
+   * The subscription is read again right before signing (prepareDelivery): the request is signed with the
+   * secret, sent to the URL and judged against the max_retries current at send time, and a subscription
+   * paused or deleted since the claim gets nothing (D9, D10). A worker claims only as many deliveries as it
+   * has free slots, so nothing waits for a slot between this read and the send.
+   */
+  async function deliver(claimed: repo.ClaimedDelivery, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return; // stopping: stop() releases the lease once this settles
+    const prepared = await prepareDelivery(pool, deps.secretBox, claimed);
+    const { delivery } = prepared;
+    if (prepared.kind === 'inactive') {
       const outcome = await withRetries(() => giveUp(pool, { workerId, delivery }));
       if (outcome.recorded) {
         metrics.webhookAttempts.inc({ outcome: 'given_up' });
@@ -102,40 +110,24 @@ export function startDeliveryWorker(
       }
       return;
     }
-    let headers: Record<string, string> | undefined;
-    try {
-      headers = webhookHeaders({
-        secret: deps.secretBox.decrypt(delivery.signing_secret_sealed),
-        eventPublicId: delivery.event_public_id,
-        body: delivery.payload,
-        timestamp: Math.floor(Date.now() / 1000),
-        deliveryId: newDeliveryHeaderId(),
-      });
-    } catch (error) {
-      // A secret this process cannot unseal (another SECRETS_ENCRYPTION_KEY, a damaged row): nothing can be
-      // sent, but the attempt is recorded as failed so that retries, exhaustion and dead_letter apply
-      // instead of the delivery being re-claimed forever. The error names no secret material.
-      log.error(
-        {
-          delivery_id: delivery.id,
-          subscription_id: delivery.subscription_id,
-          error: (error as Error).message,
-        },
-        'cannot sign a delivery: the signing secret is unreadable',
-      );
-    }
+    if (signal.aborted) return;
     let result: Awaited<ReturnType<typeof sendWebhook>>;
-    if (headers === undefined) {
-      result = {
-        kind: 'error',
-        latencyMs: 0,
-        reason: 'could not sign the request: the signing secret is unreadable (check SECRETS_ENCRYPTION_KEY)',
-      };
+    let requestHeaders: Record<string, string>;
+    if (prepared.kind === 'unsendable') {
+      // Recorded as a failed attempt so that retries, exhaustion and dead_letter apply instead of the
+      // delivery being re-claimed forever. Only the fixed reason is logged: no secret material (D13).
+      result = prepared.result;
+      requestHeaders = {};
+      log.error(
+        { delivery_id: delivery.id, subscription_id: delivery.subscription_id },
+        `delivery cannot be sent: ${prepared.result.reason}`,
+      );
     } else {
+      requestHeaders = prepared.headers;
       try {
         result = await sendWebhook(agent, {
           url: delivery.endpoint_url,
-          headers,
+          headers: prepared.headers,
           body: delivery.payload,
           timeoutMs: config.webhookTimeoutMs,
           signal,
@@ -145,7 +137,6 @@ export function startDeliveryWorker(
         throw error;
       }
     }
-    const requestHeaders = headers ?? {};
     const outcome = await withRetries(() =>
       recordAttempt(pool, {
         workerId,

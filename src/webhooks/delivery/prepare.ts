@@ -1,0 +1,81 @@
+// The last step before a claimed delivery's request leaves (D10, D9): the subscription is read again, and
+// the request is signed with the secret and addressed to the URL as they are now. The claim may have
+// happened a moment (or, on a loaded worker, a while) earlier; a rotate-secret, pause, delete or URL change
+// committed since then must apply to this request. What cannot be sent at all (a secret this process cannot
+// unseal, an unusable URL) becomes a failed attempt, so that retries, exhaustion and dead_letter apply
+// instead of the delivery being re-claimed forever.
+import type { Queryable } from '../../db/pool.ts';
+import { newDeliveryHeaderId } from '../../platform/ids.ts';
+import type { SecretBox } from '../../platform/secrets.ts';
+import type { ClaimedDelivery } from './repository.ts';
+import * as repo from './repository.ts';
+import type { SendResult } from './send.ts';
+import { webhookHeaders } from './sign.ts';
+
+/** failure_reason of an attempt whose request could not be signed. Names no secret material. */
+export const UNSIGNABLE_REASON =
+  'could not sign the request: the signing secret is unreadable (check SECRETS_ENCRYPTION_KEY)';
+/** failure_reason of an attempt whose stored endpoint_url cannot be requested. */
+export const UNUSABLE_URL_REASON = 'could not send the request: endpoint_url is not a valid https URL';
+
+export type PreparedDelivery =
+  /** The subscription is no longer active (or no longer exists): give the delivery up, send nothing. */
+  | { kind: 'inactive'; delivery: ClaimedDelivery }
+  /** Ready to send: signed with the current secret, for the current URL. */
+  | { kind: 'send'; delivery: ClaimedDelivery; headers: Record<string, string> }
+  /** Nothing can be sent: record `result` as a failed attempt, with no request headers (no request made). */
+  | { kind: 'unsendable'; delivery: ClaimedDelivery; result: Extract<SendResult, { kind: 'error' }> };
+
+/**
+ * Re-reads the subscription (one primary-key SELECT) and prepares the request. The returned `delivery` is
+ * the claimed one with the subscription's current status, endpoint_url, sealed secret and max_retries, so
+ * the outcome is also decided with the current max_retries. Throws only on a storage error (the lease then
+ * expires and the delivery is claimed again: at-least-once).
+ */
+export async function prepareDelivery(
+  db: Queryable,
+  secretBox: Pick<SecretBox, 'decrypt'>,
+  claimed: ClaimedDelivery,
+  nowMs: number = Date.now(),
+): Promise<PreparedDelivery> {
+  const current = await repo.readSubscriptionForSend(db, claimed.subscription_id);
+  const delivery: ClaimedDelivery = current
+    ? {
+        ...claimed,
+        subscription_status: current.status,
+        endpoint_url: current.endpoint_url,
+        signing_secret_sealed: current.signing_secret_sealed,
+        max_retries: current.max_retries,
+      }
+    : { ...claimed, subscription_status: 'deleted' };
+  if (delivery.subscription_status !== 'active') return { kind: 'inactive', delivery };
+
+  const unsendable = (reason: string): PreparedDelivery => ({
+    kind: 'unsendable',
+    delivery,
+    result: { kind: 'error', latencyMs: 0, reason },
+  });
+  if (!isHttpsUrl(delivery.endpoint_url)) return unsendable(UNUSABLE_URL_REASON);
+  let secret: string;
+  try {
+    secret = secretBox.decrypt(delivery.signing_secret_sealed);
+  } catch {
+    // Another SECRETS_ENCRYPTION_KEY or a damaged row. The error itself is dropped: nothing derived from
+    // the sealed value reaches the attempt or the logs (D13).
+    return unsendable(UNSIGNABLE_REASON);
+  }
+  const headers = webhookHeaders({
+    secret,
+    eventPublicId: delivery.event_public_id,
+    body: delivery.payload,
+    timestamp: Math.floor(nowMs / 1000),
+    deliveryId: newDeliveryHeaderId(),
+  });
+  return { kind: 'send', delivery, headers };
+}
+
+function isHttpsUrl(url: string): boolean {
+  if (!URL.canParse(url)) return false;
+  const parsed = new URL(url);
+  return parsed.protocol === 'https:' && parsed.hostname !== '';
+}

@@ -221,6 +221,87 @@ describe('delivery worker', () => {
     }
   });
 
+  it('should abort its open requests before releasing their leases, so another worker never sends one while it is open', async () => {
+    // Per webhook-id: the first request (the stopping worker's) is held open until the client closes it;
+    // any later one (the second worker's) is answered at once.
+    const first = new Map<string, { receivedAt: number; closedAt?: number }>();
+    const later = new Map<string, number[]>();
+    let releaseHeld: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      releaseHeld = resolve;
+    });
+    receiver.setHandler(async (request, response) => {
+      const id = String(request.headers['webhook-id']);
+      if (!request.path.startsWith('/stop-race-')) return void response.end();
+      if (first.has(id)) {
+        later.set(id, [...(later.get(id) ?? []), request.receivedAt]);
+        return void response.end();
+      }
+      const entry: { receivedAt: number; closedAt?: number } = { receivedAt: request.receivedAt };
+      first.set(id, entry);
+      response.on('close', () => {
+        entry.closedAt = Date.now();
+      });
+      await held;
+      if (!response.writableEnded) response.end();
+    });
+    // The stopping worker's lease release returns 1.5 s after it committed: had the leases been released
+    // before the requests were aborted, the second worker would claim and send while they are still open.
+    const pool = ctx.deps.pool;
+    const slowRelease = new Proxy(pool, {
+      get(target, property) {
+        if (property === 'query') {
+          return async (...args: unknown[]) => {
+            const result = await (target.query as (...a: unknown[]) => Promise<unknown>)(...args);
+            if (typeof args[0] === 'string' && /SET locked_by = NULL/.test(args[0])) {
+              await new Promise((resolve) => setTimeout(resolve, 1_500));
+            }
+            return result;
+          };
+        }
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const events = [];
+    for (let i = 0; i < 3; i++) {
+      const { organisationId } = await subscriber(`/stop-race-${i}`);
+      events.push(await publish(ctx.deps, organisationId));
+    }
+    const stopping = startTestWorker(
+      { ...ctx.deps, pool: slowRelease },
+      { stopTimeoutMs: 200, listen: false },
+    );
+    await waitUntil(() => first.size === 3, 'the three requests of the stopping worker');
+    const second = startTestWorker(ctx.deps, { listen: false, maxIdleMs: 60_000 });
+    // The second worker claims as often as it can while the first stops.
+    const poke = setInterval(() => second.wake(), 10);
+    try {
+      await stopping.stop();
+      for (const event of events) await waitForEventStatus(ctx.deps.pool, event.id, ['delivered'], 15_000);
+    } finally {
+      clearInterval(poke);
+      releaseHeld();
+      await second.stop();
+    }
+    for (const event of events) {
+      const open = first.get(event.public_id);
+      assert.ok(open?.closedAt, 'the stopping worker aborted its request');
+      const resent = later.get(event.public_id) ?? [];
+      assert.equal(resent.length, 1, 'the aborted delivery is sent again, once, by the second worker');
+      assert.ok(
+        resent[0]! >= open.closedAt,
+        `sent again ${open.closedAt - resent[0]!} ms before the first request was closed`,
+      );
+      const attempts = await attemptsOf(ctx.deps.pool, event.id);
+      assert.deepEqual(
+        attempts.map((attempt) => attempt.status),
+        ['success'],
+        'nothing recorded for the aborted request',
+      );
+    }
+  });
+
   it('should stop at once when idle, and wait for a request that finishes within the bound', async () => {
     receiver.setHandler((_request, response) => {
       setTimeout(() => response.end(), 200);

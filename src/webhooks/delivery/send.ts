@@ -79,6 +79,8 @@ export interface SendInput {
 export class SendAbortedError extends Error {}
 
 export async function sendWebhook(agent: Agent, input: SendInput): Promise<SendResult> {
+  // Aborted before it started (worker stopping): nothing may leave, since the lease is about to be released.
+  if (input.signal?.aborted) throw new SendAbortedError('aborted');
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   let parsed: URL;

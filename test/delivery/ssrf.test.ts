@@ -111,6 +111,10 @@ describe('SSRF rules', () => {
     ['IPv6 loopback', '[::1]'],
     ['IPv6 ULA', '[fd00::1]'],
     ['IPv4-mapped IPv6', '[::ffff:127.0.0.1]'],
+    ['IPv4-mapped IPv6, canonical hex form', '[::ffff:7f00:1]'],
+    ['IPv4-compatible IPv6 of loopback (::127.0.0.1)', '[::7f00:1]'],
+    ['IPv4-compatible IPv6 of loopback, dotted', '[::127.0.0.1]'],
+    ['IPv4-compatible IPv6 of a private address (::10.0.0.1)', '[::a00:1]'],
     ['unspecified', '0.0.0.0'],
   ] as const) {
     it(`should refuse an IP literal destination: ${label}`, async () => {
@@ -141,6 +145,28 @@ describe('SSRF rules', () => {
       lookup: fakeDns({ 'hook.example': ['::7f00:1'] }),
     });
     refused(compatible, /resolves to ::7f00:1, a ipv4Compatible address/);
+  });
+
+  for (const address of ['::7f00:1', '::a00:1', '::ffff:7f00:1']) {
+    it(`should refuse a hostname that resolves to ${address}, as DNS writes IPv4 inside IPv6`, async () => {
+      const before = receiver.requests.length;
+      const result = await send(`https://hook.example:${receiver.port}/hook`, {
+        lookup: fakeDns({ 'hook.example': [address] }),
+      });
+      refused(
+        result,
+        new RegExp(`resolves to ${address.replaceAll('.', '\\.')}, a (ipv4Compatible|ipv4Mapped) address`),
+      );
+      assert.equal(receiver.requests.length, before);
+    });
+  }
+
+  it('should refuse the whole ::/96 block, whatever the embedded IPv4 address', () => {
+    for (const address of ['::7f00:1', '::a00:1', '::808:808', '::1:0', '::ffff', '::100:0']) {
+      assert.ok(blockedRange(address) !== undefined, address);
+    }
+    // The first 96 bits not all zero: an ordinary public address.
+    assert.equal(blockedRange('1::7f00:1'), undefined);
   });
 
   it('should record a DNS failure as a failure without a status code', async () => {

@@ -6,15 +6,23 @@ import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { prepareDelivery, UNSIGNABLE_REASON } from '../../src/webhooks/delivery/prepare.ts';
 import * as repo from '../../src/webhooks/delivery/repository.ts';
+import { giveUp } from '../../src/webhooks/delivery/service.ts';
+import { answer, type HttpsReceiver, startHttpsReceiver } from '../helpers/https-receiver.ts';
 import {
+  attemptsOf,
   createOrganisation,
   createSubscription,
   type DeliveryTestContext,
+  deliveriesOf,
   deliveryContext,
+  eventStatus,
   publish,
   rotateSecret,
   setSubscriptionStatus,
+  startTestWorker,
+  subscriptionRow,
   type TestSubscription,
+  waitForEventStatus,
 } from './fixtures.ts';
 
 describe('preparing a claimed delivery', () => {
@@ -116,5 +124,118 @@ describe('preparing a claimed delivery', () => {
     const prepared = await prepareDelivery(ctx.deps.pool, ctx.deps.secretBox, delivery);
     assert.equal(prepared.kind, 'unsendable');
     assert.match((prepared as { result: { reason: string } }).result.reason, /endpoint_url/);
+  });
+});
+
+describe('giving up a delivery', () => {
+  let ctx: DeliveryTestContext;
+  let receiver: HttpsReceiver;
+
+  before(async () => {
+    ctx = await deliveryContext({ WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_LEASE_MS: '5000' });
+    receiver = await startHttpsReceiver(answer(200));
+  });
+  after(async () => {
+    await receiver.close();
+    await ctx.close();
+  });
+
+  /** A published event whose one delivery the caller then claims or lets a worker claim. */
+  async function published(path: string) {
+    const organisationId = await createOrganisation(ctx.deps.pool);
+    const subscription = await createSubscription(ctx.deps, {
+      organisationId,
+      endpointUrl: `${receiver.origin}${path}`,
+      maxRetries: 0,
+    });
+    const event = await publish(ctx.deps, organisationId);
+    return { subscription, event };
+  }
+
+  const claim = async (workerId: string, eventId: number) => {
+    const rows = await repo.claimDeliveries(ctx.deps.pool, {
+      workerId,
+      leaseMs: 60_000,
+      limit: 100,
+      perSubscription: 100,
+      inFlight: new Map(),
+    });
+    const delivery = rows.find((row) => row.event_id === eventId);
+    assert.ok(delivery, 'claimed');
+    return delivery;
+  };
+
+  it('should not give up a delivery whose subscription was re-activated after it was read', async () => {
+    const { subscription, event } = await published('/reactivated');
+    await setSubscriptionStatus(ctx.deps.pool, subscription.id, 'paused');
+    const delivery = await claim('give-up-reactivated', event.id);
+    assert.equal(delivery.subscription_status, 'paused', 'read as paused');
+    await setSubscriptionStatus(ctx.deps.pool, subscription.id, 'active');
+    const outcome = await giveUp(ctx.deps.pool, { workerId: 'give-up-reactivated', delivery });
+    assert.deepEqual(outcome, { recorded: false, why: 'active' });
+    assert.deepEqual(await attemptsOf(ctx.deps.pool, event.id), []);
+    assert.equal((await deliveriesOf(ctx.deps.pool, event.id))[0]?.state, 'pending');
+    assert.equal(await eventStatus(ctx.deps.pool, event.id), 'failed');
+    await repo.releaseLeases(ctx.deps.pool, 'give-up-reactivated', [delivery.id]);
+  });
+
+  it('should give up with the status current in its transaction, and leave last_delivery_at alone', async () => {
+    const { subscription, event } = await published('/gone');
+    await setSubscriptionStatus(ctx.deps.pool, subscription.id, 'paused');
+    const delivery = await claim('give-up-gone', event.id);
+    await setSubscriptionStatus(ctx.deps.pool, subscription.id, 'deleted');
+    const outcome = await giveUp(ctx.deps.pool, { workerId: 'give-up-gone', delivery });
+    assert.equal(outcome.recorded, true);
+    const [attempt] = await attemptsOf(ctx.deps.pool, event.id);
+    assert.equal(attempt?.status, 'failed');
+    assert.match(attempt?.failure_reason ?? '', /^not sent: subscription is deleted, delivery given up$/);
+    assert.deepEqual(attempt?.request_headers, {});
+    assert.equal(await eventStatus(ctx.deps.pool, event.id), 'dead_letter');
+    const row = await subscriptionRow(ctx.deps.pool, subscription.id);
+    assert.equal(row.last_delivery_at, null, 'no request was made: last_delivery_at unchanged');
+    assert.equal(row.consecutive_failures, 0);
+  });
+
+  it('should send, not give up, a delivery whose subscription is re-activated between the read and the give-up', async () => {
+    const { subscription, event } = await published('/reactivated-worker');
+    await setSubscriptionStatus(ctx.deps.pool, subscription.id, 'paused');
+    // The worker's pre-send read sees `paused`; the subscription is re-activated right after that read,
+    // before the give-up transaction.
+    let reactivated = false;
+    const pool = ctx.deps.pool;
+    const reactivating = new Proxy(pool, {
+      get(target, property) {
+        if (property === 'query') {
+          return async (...args: unknown[]) => {
+            const result = await (target.query as (...a: unknown[]) => Promise<unknown>)(...args);
+            if (
+              !reactivated &&
+              typeof args[0] === 'string' &&
+              /signing_secret_sealed, max_retries\s+FROM/.test(args[0])
+            ) {
+              reactivated = true;
+              await setSubscriptionStatus(target, subscription.id, 'active');
+            }
+            return result;
+          };
+        }
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const worker = startTestWorker({ ...ctx.deps, pool: reactivating }, { listen: false });
+    try {
+      await waitForEventStatus(ctx.deps.pool, event.id, ['delivered', 'dead_letter'], 10_000);
+    } finally {
+      await worker.stop();
+    }
+    assert.ok(reactivated, 'the re-activation happened between the read and the give-up');
+    const attempts = await attemptsOf(ctx.deps.pool, event.id);
+    assert.deepEqual(
+      attempts.map((attempt) => attempt.status),
+      ['success'],
+    );
+    assert.equal(await eventStatus(ctx.deps.pool, event.id), 'delivered');
+    assert.equal(receiver.requests.filter((request) => request.path === '/reactivated-worker').length, 1);
   });
 });

@@ -124,6 +124,24 @@ export async function readSubscriptionForSend(
 }
 
 /**
+ * The subscription's status inside a give-up transaction (D10: given up only if it is not active when the
+ * attempt falls due). FOR SHARE holds the status until commit, so a re-activation either commits first and
+ * is seen here (nothing is given up) or waits and applies to later deliveries. Taken after the event and
+ * delivery locks, the order recordAttempt uses; it does not conflict with the foreign-key KEY SHARE lock
+ * of the attempt insert. Undefined if the row is gone.
+ */
+export async function subscriptionStatusForGiveUp(
+  db: Queryable,
+  subscriptionId: string,
+): Promise<string | undefined> {
+  const result = await db.query<{ status: string }>(
+    'SELECT status FROM webhook_subscriptions WHERE id = $1 FOR SHARE',
+    [subscriptionId],
+  );
+  return result.rows[0]?.status;
+}
+
+/**
  * Milliseconds until the next delivery falls due (expired leases included; 0 when one is due now),
  * ignoring saturated subscriptions; undefined when nothing is pending. Computed by the database so that
  * worker clocks do not matter.

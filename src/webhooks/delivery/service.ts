@@ -92,24 +92,36 @@ export async function recordAttempt(
   });
 }
 
+export type GiveUpOutcome =
+  /** The lease had expired (or was released): nothing recorded; another worker owns the delivery. */
+  | { recorded: false; why: 'lease_lost' }
+  /** The subscription is active again (re-activated since it was read): nothing given up; send it. */
+  | { recorded: false; why: 'active' }
+  | { recorded: true; eventStatus: string; reason: string };
+
 /**
  * D10: a delivery whose subscription is no longer active when its attempt falls due is given up, and
- * nothing is sent. Its pending attempt settles to `failed` saying why. A delivery without any attempt yet
- * gets one `failed` attempt that records no request (empty request_headers, latency 0), so that the
- * event's outcome is explained in its attempts. Neither counts as a failure of the endpoint:
- * consecutive_failures and last_delivery_at are left alone.
+ * nothing is sent. The status is read again inside this transaction (and held until commit): a
+ * subscription re-activated since the worker read it is not given up. Its pending attempt settles to
+ * `failed` saying why. A delivery without any attempt yet gets one `failed` attempt that records no
+ * request (empty request_headers, latency 0), so that the event's outcome is explained in its attempts.
+ * Neither counts as a failure of the endpoint: consecutive_failures is left alone, and so is
+ * last_delivery_at, although an attempt is recorded: no request was made (a deliberate exception to D9's
+ * "completion time of the latest attempt", documented for operators and integrators).
  */
 export async function giveUp(
   pool: Pool,
   input: { workerId: string; delivery: repo.ClaimedDelivery },
-): Promise<{ recorded: false } | { recorded: true; eventStatus: string; reason: string }> {
+): Promise<GiveUpOutcome> {
   const { delivery } = input;
   return withTransaction(pool, async (tx) => {
     await repo.lockEvent(tx, delivery.event_id);
     const fenced = await repo.fenceDelivery(tx, delivery.id, input.workerId);
-    if (!fenced) return { recorded: false };
+    if (!fenced) return { recorded: false, why: 'lease_lost' };
+    const status = (await repo.subscriptionStatusForGiveUp(tx, delivery.subscription_id)) ?? 'deleted';
+    if (status === 'active') return { recorded: false, why: 'active' };
     const pending = await repo.findPendingAttempt(tx, delivery.id);
-    const reason = givenUpReason(delivery.subscription_status, pending?.failure_reason ?? null);
+    const reason = givenUpReason(status, pending?.failure_reason ?? null);
     if (pending) {
       await repo.settleAttempt(tx, pending.id, 'failed', reason);
     } else {

@@ -97,6 +97,13 @@ export function startDeliveryWorker(
     const { delivery } = prepared;
     if (prepared.kind === 'inactive') {
       const outcome = await withRetries(() => giveUp(pool, { workerId, delivery }));
+      if (!outcome.recorded && outcome.why === 'active') {
+        // Re-activated between the read above and the give-up: not given up. Hand it back, due now; the
+        // next claim (this worker is woken as the slot frees) reads the subscription again and sends it.
+        await repo.releaseLeases(pool, workerId, [delivery.id]);
+        log.debug({ delivery_id: delivery.id }, 'subscription active again; delivery not given up');
+        return;
+      }
       if (outcome.recorded) {
         metrics.webhookAttempts.inc({ outcome: 'given_up' });
         log.info(

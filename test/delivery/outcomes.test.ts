@@ -25,7 +25,9 @@ describe('delivery outcomes', () => {
 
   before(async () => {
     // max_retries 0 below: every test concludes on its first attempt.
-    ctx = await deliveryContext({ WEBHOOK_TIMEOUT_MS: '500', WEBHOOK_LEASE_MS: '5000' });
+    // A timeout a loaded 2-core machine cannot hit by accident (TLS set-up included), short enough for
+    // the timeout test.
+    ctx = await deliveryContext({ WEBHOOK_TIMEOUT_MS: '3000', WEBHOOK_LEASE_MS: '5000' });
     receiver = await startHttpsReceiver();
     worker = startTestWorker(ctx.deps);
   });
@@ -192,7 +194,7 @@ describe('delivery outcomes', () => {
 
   it('should record a timeout with no status code and the timeout as latency', async () => {
     receiver.setHandler((request, response) => {
-      if (request.path === '/slow') setTimeout(() => response.end('late'), 1_500);
+      if (request.path === '/slow') setTimeout(() => response.end('late'), 6_000).unref();
       else response.end();
     });
     const { subscription, organisationId } = await subscribe('slow');
@@ -201,7 +203,7 @@ describe('delivery outcomes', () => {
     const [attempt] = await attemptsOf(ctx.deps.pool, event.id, subscription.id);
     assert.equal(attempt?.status, 'timeout');
     assert.equal(attempt?.http_status_code, null);
-    assert.equal(attempt?.latency_ms, 500);
+    assert.equal(attempt?.latency_ms, 3000);
     assert.equal(attempt?.response_body_snippet, '');
     assert.match(attempt?.failure_reason ?? '', /^timeout/);
   });

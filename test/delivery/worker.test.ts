@@ -117,22 +117,27 @@ describe('delivery worker', () => {
     const peak = new Map<string, number>();
     let total = 0;
     let peakTotal = 0;
-    receiver.setHandler((request, response) => {
+    // The slow endpoint answers nothing until every fast event is delivered: the fast ones provably did not
+    // wait behind its backlog, whatever the machine's speed.
+    let openSlow: () => void = () => {};
+    const slowGate = new Promise<void>((resolve) => {
+      openSlow = resolve;
+    });
+    receiver.setHandler(async (request, response) => {
       const now = (inFlight.get(request.path) ?? 0) + 1;
       inFlight.set(request.path, now);
       peak.set(request.path, Math.max(peak.get(request.path) ?? 0, now));
       total++;
       peakTotal = Math.max(peakTotal, total);
-      setTimeout(
-        () => {
-          inFlight.set(request.path, (inFlight.get(request.path) ?? 1) - 1);
-          total--;
-          response.end();
-        },
-        request.path === '/slow' ? 400 : 10,
-      );
+      response.on('close', () => {
+        inFlight.set(request.path, (inFlight.get(request.path) ?? 1) - 1);
+        total--;
+      });
+      if (request.path === '/slow') await slowGate;
+      if (!response.writableEnded) response.end();
     });
-    const slow = await subscriber('/slow');
+    // Retries (5 s apart) in case a held request times out on a very slow machine.
+    const slow = await subscriber('/slow', 8);
     const fast = await subscriber('/fast');
     // The slow endpoint's backlog is published first and is older than every fast event.
     const slowEvents = [];
@@ -141,18 +146,18 @@ describe('delivery worker', () => {
     for (let i = 0; i < 8; i++) fastEvents.push(await publish(ctx.deps, fast.organisationId));
     const worker = startTestWorker(ctx.deps);
     try {
-      const started = Date.now();
       for (const event of fastEvents)
-        await waitForEventStatus(ctx.deps.pool, event.id, ['delivered'], 10_000);
-      const fastDone = Date.now() - started;
-      // 12 slow requests at 2 at a time take >= 2.4 s; the fast ones must not wait behind them.
-      assert.ok(fastDone < 1_500, `fast subscription done after ${fastDone} ms`);
+        await waitForEventStatus(ctx.deps.pool, event.id, ['delivered'], 20_000);
+      const slowSeen = receiver.requests.filter((request) => request.path === '/slow').length;
+      assert.ok(slowSeen <= 2, `${slowSeen} slow requests while the first two were held`);
+      openSlow();
       for (const event of slowEvents)
-        await waitForEventStatus(ctx.deps.pool, event.id, ['delivered'], 15_000);
+        await waitForEventStatus(ctx.deps.pool, event.id, ['delivered'], 60_000);
       assert.equal(peak.get('/slow'), 2, 'WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION');
       assert.ok((peak.get('/fast') ?? 0) <= 2);
       assert.ok(peakTotal <= 4, `WEBHOOK_CONCURRENCY: peak ${peakTotal}`);
     } finally {
+      openSlow();
       await worker.stop();
     }
   });
@@ -216,7 +221,8 @@ describe('delivery worker', () => {
     const stopping = Date.now();
     await worker.stop();
     const stopTook = Date.now() - stopping;
-    assert.ok(stopTook >= 280 && stopTook < 2_000, `stop took ${stopTook} ms`);
+    // It waited for the bound; the upper limit only catches a stop that hangs (a loaded machine is slow).
+    assert.ok(stopTook >= 280 && stopTook < 15_000, `stop took ${stopTook} ms`);
     const [delivery] = await deliveriesOf(ctx.deps.pool, event.id);
     assert.equal(delivery?.state, 'pending');
     assert.equal(delivery?.locked_by, null, 'the lease is released');
@@ -229,12 +235,15 @@ describe('delivery worker', () => {
     );
     release();
 
-    // Released means due now: the next worker sends it without waiting for a lease to expire.
+    // Released means due now (not at the end of the lease): the next worker sends it at once.
+    const due = await ctx.deps.pool.query<{ due: boolean }>(
+      'SELECT next_attempt_at <= now() AS due FROM webhook_deliveries WHERE event_id = $1',
+      [event.id],
+    );
+    assert.equal(due.rows[0]?.due, true, 'due now');
     const next = startTestWorker(ctx.deps);
     try {
-      const restarted = Date.now();
-      await waitForEventStatus(ctx.deps.pool, event.id, ['delivered'], 3_000);
-      assert.ok(Date.now() - restarted < 1_500);
+      await waitForEventStatus(ctx.deps.pool, event.id, ['delivered'], 20_000);
     } finally {
       await next.stop();
     }

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { generateSigningSecret } from '../../src/platform/secrets.ts';
-import { classify, decide, settledStatus } from '../../src/webhooks/delivery/outcome.ts';
+import { classify, decide, settledStatus, tallyFailures } from '../../src/webhooks/delivery/outcome.ts';
 import { retryDelayMs, willRetry } from '../../src/webhooks/delivery/schedule.ts';
 import { sign, webhookHeaders } from '../../src/webhooks/delivery/sign.ts';
 
@@ -72,6 +72,38 @@ describe('delivery rules', () => {
       'failed',
     );
     assert.equal(settledStatus({ http_status_code: null, failure_reason: 'connection refused' }), 'failed');
+  });
+
+  it('should tally a run of outcomes for consecutive_failures without knowing the starting count', () => {
+    const [S, F] = [true, false];
+    assert.deepEqual(tallyFailures([]), {
+      succeeded: false,
+      failures: 0,
+      failures_before_first_success: 0,
+      failures_after_last_success: 0,
+      longest_failure_run_between_successes: 0,
+    });
+    assert.deepEqual(tallyFailures([F, F, F]), {
+      succeeded: false,
+      failures: 3,
+      failures_before_first_success: 3,
+      failures_after_last_success: 0,
+      longest_failure_run_between_successes: 0,
+    });
+    assert.deepEqual(tallyFailures([F, F, S, F, F, F, S, F, S, F, F]), {
+      succeeded: true,
+      failures: 8,
+      failures_before_first_success: 2,
+      failures_after_last_success: 2,
+      longest_failure_run_between_successes: 3,
+    });
+    assert.deepEqual(tallyFailures([S, S]), {
+      succeeded: true,
+      failures: 0,
+      failures_before_first_success: 0,
+      failures_after_last_success: 0,
+      longest_failure_run_between_successes: 0,
+    });
   });
 
   it('should read WEBHOOK_CA_FILE only when the file exists', () => {

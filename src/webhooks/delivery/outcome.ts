@@ -90,3 +90,50 @@ export function givenUpReason(subscriptionStatus: string, previous: string | nul
 
 /** Consecutive failed attempts after which an active subscription is auto-disabled (contract section 8). */
 export const AUTO_DISABLE_AFTER = 50;
+
+/**
+ * What a run of outcomes, in the order the requests completed, means for one subscription's
+ * consecutive_failures (D10: +1 per attempt that does not succeed, reset to 0 by a success), told without
+ * the count it starts from, so that one statement can apply many outcomes to the stored count: the new
+ * count is `failures_after_last_success` if anything succeeded, else the old count plus
+ * `failures_before_first_success`; the count reached the auto-disable threshold at some point if the old
+ * count plus `failures_before_first_success`, or any later run, reached it.
+ */
+export interface FailureTally {
+  succeeded: boolean;
+  failures: number;
+  failures_before_first_success: number;
+  failures_after_last_success: number;
+  longest_failure_run_between_successes: number;
+}
+
+export function tallyFailures(successes: readonly boolean[]): FailureTally {
+  const tally: FailureTally = {
+    succeeded: false,
+    failures: 0,
+    failures_before_first_success: 0,
+    failures_after_last_success: 0,
+    longest_failure_run_between_successes: 0,
+  };
+  let run = 0;
+  for (const success of successes) {
+    if (!success) {
+      tally.failures++;
+      run++;
+      continue;
+    }
+    if (tally.succeeded) {
+      tally.longest_failure_run_between_successes = Math.max(
+        tally.longest_failure_run_between_successes,
+        run,
+      );
+    } else {
+      tally.failures_before_first_success = run;
+    }
+    tally.succeeded = true;
+    run = 0;
+  }
+  if (tally.succeeded) tally.failures_after_last_success = run;
+  else tally.failures_before_first_success = run;
+  return tally;
+}

@@ -27,51 +27,79 @@ export type PreparedDelivery =
   | { kind: 'unsendable'; delivery: ClaimedDelivery; result: Extract<SendResult, { kind: 'error' }> };
 
 /**
- * Re-reads the subscription (one primary-key SELECT) and prepares the request. The returned `delivery` is
- * the claimed one with the subscription's current status, endpoint_url, sealed secret and max_retries, so
- * the outcome is also decided with the current max_retries. Throws only on a storage error (the lease then
- * expires and the delivery is claimed again: at-least-once).
+ * Re-reads the claimed deliveries' subscriptions (one SELECT for them all) and prepares each request, in
+ * input order. Each returned `delivery` is the claimed one with its subscription's current status,
+ * endpoint_url, sealed secret and max_retries, so the outcome is also decided with the current
+ * max_retries. A secret is unsealed once per subscription. Throws only on a storage error (the leases
+ * then expire, or are released, and the deliveries are claimed again: at-least-once).
  */
+export async function prepareDeliveries(
+  db: Queryable,
+  secretBox: Pick<SecretBox, 'decrypt'>,
+  claimed: readonly ClaimedDelivery[],
+  nowMs: number = Date.now(),
+): Promise<PreparedDelivery[]> {
+  if (claimed.length === 0) return [];
+  const current = new Map(
+    (await repo.readSubscriptionsForSend(db, [...new Set(claimed.map((row) => row.subscription_id))])).map(
+      (row) => [row.id, row],
+    ),
+  );
+  const secrets = new Map<string, string | undefined>();
+  const unseal = (sealed: string): string | undefined => {
+    if (!secrets.has(sealed)) {
+      try {
+        secrets.set(sealed, secretBox.decrypt(sealed));
+      } catch {
+        // Another SECRETS_ENCRYPTION_KEY or a damaged row. The error itself is dropped: nothing derived
+        // from the sealed value reaches the attempt or the logs (D13).
+        secrets.set(sealed, undefined);
+      }
+    }
+    return secrets.get(sealed);
+  };
+  const timestamp = Math.floor(nowMs / 1000);
+
+  return claimed.map((row): PreparedDelivery => {
+    const subscription = current.get(row.subscription_id);
+    const delivery: ClaimedDelivery = subscription
+      ? {
+          ...row,
+          subscription_status: subscription.status,
+          endpoint_url: subscription.endpoint_url,
+          signing_secret_sealed: subscription.signing_secret_sealed,
+          max_retries: subscription.max_retries,
+        }
+      : { ...row, subscription_status: 'deleted' };
+    if (delivery.subscription_status !== 'active') return { kind: 'inactive', delivery };
+    const unsendable = (reason: string): PreparedDelivery => ({
+      kind: 'unsendable',
+      delivery,
+      result: { kind: 'error', latencyMs: 0, reason },
+    });
+    if (!isHttpsUrl(delivery.endpoint_url)) return unsendable(UNUSABLE_URL_REASON);
+    const secret = unseal(delivery.signing_secret_sealed);
+    if (secret === undefined) return unsendable(UNSIGNABLE_REASON);
+    const headers = webhookHeaders({
+      secret,
+      eventPublicId: delivery.event_public_id,
+      body: delivery.payload,
+      timestamp,
+      deliveryId: newDeliveryHeaderId(),
+    });
+    return { kind: 'send', delivery, headers };
+  });
+}
+
+/** Prepares one claimed delivery (prepareDeliveries with one row). */
 export async function prepareDelivery(
   db: Queryable,
   secretBox: Pick<SecretBox, 'decrypt'>,
   claimed: ClaimedDelivery,
   nowMs: number = Date.now(),
 ): Promise<PreparedDelivery> {
-  const current = await repo.readSubscriptionForSend(db, claimed.subscription_id);
-  const delivery: ClaimedDelivery = current
-    ? {
-        ...claimed,
-        subscription_status: current.status,
-        endpoint_url: current.endpoint_url,
-        signing_secret_sealed: current.signing_secret_sealed,
-        max_retries: current.max_retries,
-      }
-    : { ...claimed, subscription_status: 'deleted' };
-  if (delivery.subscription_status !== 'active') return { kind: 'inactive', delivery };
-
-  const unsendable = (reason: string): PreparedDelivery => ({
-    kind: 'unsendable',
-    delivery,
-    result: { kind: 'error', latencyMs: 0, reason },
-  });
-  if (!isHttpsUrl(delivery.endpoint_url)) return unsendable(UNUSABLE_URL_REASON);
-  let secret: string;
-  try {
-    secret = secretBox.decrypt(delivery.signing_secret_sealed);
-  } catch {
-    // Another SECRETS_ENCRYPTION_KEY or a damaged row. The error itself is dropped: nothing derived from
-    // the sealed value reaches the attempt or the logs (D13).
-    return unsendable(UNSIGNABLE_REASON);
-  }
-  const headers = webhookHeaders({
-    secret,
-    eventPublicId: delivery.event_public_id,
-    body: delivery.payload,
-    timestamp: Math.floor(nowMs / 1000),
-    deliveryId: newDeliveryHeaderId(),
-  });
-  return { kind: 'send', delivery, headers };
+  const [prepared] = await prepareDeliveries(db, secretBox, [claimed], nowMs);
+  return prepared!;
 }
 
 function isHttpsUrl(url: string): boolean {

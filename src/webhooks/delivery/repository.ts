@@ -40,7 +40,7 @@ export interface ClaimInput {
  *   remaining allowance of each subscription from the candidates. Candidates locked but not chosen are
  *   released at the end of this statement's transaction.
  * - The subscription's status, URL, secret and max_retries are returned too, but the worker reads them
- *   again immediately before sending (readSubscriptionForSend), so a change committed after the claim
+ *   again immediately before sending (readSubscriptionsForSend), so a change committed after the claim
  *   applies to the request itself (D9: rotation applies to every request sent after the call).
  */
 export async function claimDeliveries(db: Queryable, input: ClaimInput): Promise<ClaimedDelivery[]> {
@@ -99,6 +99,7 @@ export async function claimDeliveries(db: Queryable, input: ClaimInput): Promise
 }
 
 export interface SubscriptionForSend {
+  id: string;
   status: string;
   endpoint_url: string;
   signing_secret_sealed: string;
@@ -106,21 +107,22 @@ export interface SubscriptionForSend {
 }
 
 /**
- * The subscription as it is now, read immediately before a request is signed and sent (D10, D9): a
- * rotate-secret, pause, delete or URL change committed after the claim applies to this very request, not
- * only to the next one. One primary-key lookup, no lock: the request goes out outside any transaction,
- * and what commits after this read applies from the next attempt. Undefined if the row is gone.
+ * The subscriptions as they are now, read immediately before requests are signed and sent (D10, D9): a
+ * rotate-secret, pause, delete or URL change committed after the claim applies to these very requests,
+ * not only to the next ones. One primary-key lookup for a whole claim, no lock: the requests go out
+ * outside any transaction, and what commits after this read applies from the next attempt. A row that is
+ * gone is missing from the result.
  */
-export async function readSubscriptionForSend(
+export async function readSubscriptionsForSend(
   db: Queryable,
-  subscriptionId: string,
-): Promise<SubscriptionForSend | undefined> {
+  subscriptionIds: readonly string[],
+): Promise<SubscriptionForSend[]> {
   const result = await db.query<SubscriptionForSend>(
-    `SELECT status, endpoint_url, signing_secret_sealed, max_retries
-     FROM webhook_subscriptions WHERE id = $1`,
-    [subscriptionId],
+    `SELECT id, status, endpoint_url, signing_secret_sealed, max_retries
+     FROM webhook_subscriptions WHERE id = ANY($1::uuid[])`,
+    [subscriptionIds],
   );
-  return result.rows[0];
+  return result.rows;
 }
 
 /**
@@ -168,71 +170,79 @@ export async function releaseLeases(db: Queryable, workerId: string, ids: number
   return result.rowCount ?? 0;
 }
 
+// Recording outcomes (D10). Every function below takes a set of rows, so that one transaction records
+// many outcomes (group commit): a worker's statements per delivery shrink from about ten to a fraction
+// of one. Rows are passed as one JSON document (json_to_recordset), which keeps the SQL readable and
+// the parameter count fixed. Row locks are taken in id order (events, then deliveries, then
+// subscriptions), the same order in every transaction that takes more than one, so batches of several
+// workers cannot deadlock each other.
+
 /**
- * Locks the event row for the outcome transaction: outcomes of one event are recorded one at a time, so
- * its status is recomputed from every delivery's latest state and attempt numbers never collide (two
- * rounds of one event may hold deliveries to the same subscription at once).
+ * Locks the events' rows for the outcome transaction: outcomes of one event are recorded one transaction at
+ * a time, so its status is recomputed from every delivery's latest state and attempt numbers never collide
+ * (two rounds of one event may hold deliveries to the same subscription at once).
  * Row locks here are FOR NO KEY UPDATE: they serialise the outcome transactions among themselves but do
  * not conflict with the FOR KEY SHARE locks that foreign keys take when attempts are inserted (a FOR
  * UPDATE would deadlock two transactions that each inserted an attempt first).
  */
-export async function lockEvent(db: Queryable, eventId: number): Promise<{ current_round: number }> {
-  const result = await db.query<{ current_round: number }>(
-    'SELECT current_round FROM webhook_events WHERE id = $1 FOR NO KEY UPDATE',
-    [eventId],
-  );
-  return result.rows[0]!;
+export async function lockEvents(db: Queryable, eventIds: readonly number[]): Promise<void> {
+  await db.query('SELECT id FROM webhook_events WHERE id = ANY($1::bigint[]) ORDER BY id FOR NO KEY UPDATE', [
+    eventIds,
+  ]);
+}
+
+export interface FencedDelivery {
+  id: number;
+  attempts_in_round: number;
+  /** The delivery's attempt still waiting for its retry, if any. */
+  pending_attempt_id: number | null;
+  pending_http_status_code: number | null;
+  pending_failure_reason: string | null;
 }
 
 /**
- * Fencing: the delivery, only while this worker's lease still holds. A worker whose lease ran out (and
- * whose delivery another worker may have claimed) gets nothing and records nothing.
+ * Fencing: the deliveries, among `deliveryIds`, whose lease this worker still holds, locked, with their
+ * pending_retry attempt. A worker whose lease ran out (and whose delivery another worker may have
+ * claimed) gets nothing for that delivery and records nothing.
  */
-export async function fenceDelivery(
+export async function fenceDeliveries(
   db: Queryable,
-  deliveryId: number,
+  deliveryIds: readonly number[],
   workerId: string,
-): Promise<{ attempts_in_round: number } | undefined> {
-  const result = await db.query<{ attempts_in_round: number }>(
-    `SELECT attempts_in_round FROM webhook_deliveries
-     WHERE id = $1 AND locked_by = $2 AND locked_until > now() AND state = 'pending'
-     FOR NO KEY UPDATE`,
-    [deliveryId, workerId],
+): Promise<FencedDelivery[]> {
+  const result = await db.query<FencedDelivery>(
+    `SELECT d.id, d.attempts_in_round, p.id AS pending_attempt_id,
+            p.http_status_code AS pending_http_status_code, p.failure_reason AS pending_failure_reason
+     FROM webhook_deliveries d
+     LEFT JOIN webhook_delivery_attempts p ON p.delivery_id = d.id AND p.status = 'pending_retry'
+     WHERE d.id = ANY($1::bigint[]) AND d.locked_by = $2 AND d.locked_until > now() AND d.state = 'pending'
+     ORDER BY d.id
+     FOR NO KEY UPDATE OF d`,
+    [deliveryIds, workerId],
   );
-  return result.rows[0];
+  return result.rows;
 }
 
-export interface PendingAttempt {
+export interface AttemptSettlement {
   id: number;
-  http_status_code: number | null;
+  status: 'failed' | 'timeout';
+  /** Replaces the attempt's failure_reason when set. */
   failure_reason: string | null;
 }
 
-/** The delivery's attempt still waiting for its retry, if any. */
-export async function findPendingAttempt(
+/** pending_retry attempts settle: final status, next_retry_at cleared (D10). */
+export async function settleAttempts(
   db: Queryable,
-  deliveryId: number,
-): Promise<PendingAttempt | undefined> {
-  const result = await db.query<PendingAttempt>(
-    `SELECT id, http_status_code, failure_reason FROM webhook_delivery_attempts
-     WHERE delivery_id = $1 AND status = 'pending_retry'`,
-    [deliveryId],
-  );
-  return result.rows[0];
-}
-
-/** A pending_retry attempt settles: final status, next_retry_at cleared (D10). */
-export async function settleAttempt(
-  db: Queryable,
-  attemptId: number,
-  status: 'failed' | 'timeout',
-  failureReason: string | null,
+  settlements: readonly AttemptSettlement[],
 ): Promise<void> {
+  if (settlements.length === 0) return;
   await db.query(
-    `UPDATE webhook_delivery_attempts
-     SET status = $2, next_retry_at = NULL, failure_reason = coalesce($3, failure_reason), updated_at = now()
-     WHERE id = $1`,
-    [attemptId, status, failureReason],
+    `UPDATE webhook_delivery_attempts a
+     SET status = s.status, next_retry_at = NULL, failure_reason = coalesce(s.failure_reason, a.failure_reason),
+         updated_at = now()
+     FROM json_to_recordset($1::json) AS s(id bigint, status text, failure_reason text)
+     WHERE a.id = s.id`,
+    [toJson(settlements)],
   );
 }
 
@@ -252,115 +262,168 @@ export interface NewAttempt {
 }
 
 /**
- * Inserts an attempt numbered after every earlier attempt of the same event and subscription, across
- * rounds (D10). Runs under the event lock, so the numbering cannot race.
+ * Inserts attempts, each numbered after every earlier attempt of the same event and subscription, across
+ * rounds (D10); two attempts of one batch for the same pair (two rounds) are numbered in batch order.
+ * Runs under the events' locks, so the numbering cannot race.
  */
-export async function insertAttempt(
+export async function insertAttempts(
   db: Queryable,
-  attempt: NewAttempt,
-): Promise<{ id: number; attempt_number: number }> {
-  const result = await db.query<{ id: number; attempt_number: number }>(
+  attempts: readonly NewAttempt[],
+): Promise<{ id: number; delivery_id: number; attempt_number: number }[]> {
+  if (attempts.length === 0) return [];
+  const result = await db.query<{ id: number; delivery_id: number; attempt_number: number }>(
     `INSERT INTO webhook_delivery_attempts
        (delivery_id, event_id, subscription_id, organisation_id, attempt_number, status, http_status_code,
         latency_ms, request_headers, response_body_snippet, failure_reason, next_retry_at)
-     VALUES ($1, $2, $3, $4,
-       (SELECT coalesce(max(attempt_number), 0) + 1 FROM webhook_delivery_attempts
-        WHERE event_id = $2 AND subscription_id = $3),
-       $5, $6, $7, $8, $9, $10,
-       CASE WHEN $11::bigint IS NULL THEN NULL ELSE now() + $11::bigint * interval '1 millisecond' END)
-     RETURNING id, attempt_number`,
-    [
-      attempt.delivery_id,
-      attempt.event_id,
-      attempt.subscription_id,
-      attempt.organisation_id,
-      attempt.status,
-      attempt.http_status_code,
-      attempt.latency_ms,
-      JSON.stringify(attempt.request_headers),
-      attempt.response_body_snippet,
-      attempt.failure_reason,
-      attempt.retry_delay_ms,
-    ],
+     SELECT a.delivery_id, a.event_id, a.subscription_id, a.organisation_id,
+            coalesce((SELECT max(x.attempt_number) FROM webhook_delivery_attempts x
+                      WHERE x.event_id = a.event_id AND x.subscription_id = a.subscription_id), 0)
+              + row_number() OVER (PARTITION BY a.event_id, a.subscription_id ORDER BY a.ord),
+            a.status, a.http_status_code, a.latency_ms, a.request_headers, a.response_body_snippet,
+            a.failure_reason,
+            CASE WHEN a.retry_delay_ms IS NULL THEN NULL
+                 ELSE now() + a.retry_delay_ms * interval '1 millisecond' END
+     FROM json_to_recordset($1::json) AS a(
+       ord int, delivery_id bigint, event_id bigint, subscription_id uuid, organisation_id uuid, status text,
+       http_status_code int, latency_ms int, request_headers jsonb, response_body_snippet text,
+       failure_reason text, retry_delay_ms bigint)
+     RETURNING id, delivery_id, attempt_number`,
+    [toJson(attempts.map((attempt, ord) => ({ ord, ...attempt })))],
   );
-  return result.rows[0]!;
+  return result.rows;
 }
 
-/** Moves the delivery on and drops the lease: succeeded, exhausted, or pending again after a delay. */
-export async function updateDelivery(
-  db: Queryable,
-  deliveryId: number,
-  change: { state: 'pending' | 'succeeded' | 'exhausted'; attemptsInRound: number; delayMs: number },
-): Promise<void> {
+export interface DeliveryChange {
+  id: number;
+  state: 'pending' | 'succeeded' | 'exhausted';
+  attempts_in_round: number;
+  /** next_attempt_at = now + this (a retry's delay; 0 otherwise). */
+  delay_ms: number;
+}
+
+/** Moves deliveries on and drops their leases: succeeded, exhausted, or pending again after a delay. */
+export async function updateDeliveries(db: Queryable, changes: readonly DeliveryChange[]): Promise<void> {
+  if (changes.length === 0) return;
   await db.query(
-    `UPDATE webhook_deliveries
-     SET state = $2, attempts_in_round = $3, next_attempt_at = now() + $4 * interval '1 millisecond',
+    `UPDATE webhook_deliveries d
+     SET state = c.state, attempts_in_round = c.attempts_in_round,
+         next_attempt_at = now() + c.delay_ms * interval '1 millisecond',
          locked_by = NULL, locked_until = NULL, updated_at = now()
-     WHERE id = $1`,
-    [deliveryId, change.state, change.attemptsInRound, change.delayMs],
+     FROM json_to_recordset($1::json) AS c(id bigint, state text, attempts_in_round int, delay_ms bigint)
+     WHERE d.id = c.id`,
+    [toJson(changes)],
   );
+}
+
+/** What one transaction's outcomes mean for one subscription (see tallySubscriptionResults). */
+export interface SubscriptionTally {
+  subscription_id: string;
+  succeeded: boolean;
+  failures: number;
+  failures_before_first_success: number;
+  failures_after_last_success: number;
+  longest_failure_run_between_successes: number;
 }
 
 /**
- * After a completed request: last_delivery_at = its completion time (the latest wins when workers
- * finish out of order), consecutive_failures +1 or reset by a success, and at the threshold an `active`
- * subscription becomes `auto_disabled` (contract section 3, D10).
+ * After completed requests, once per subscription: last_delivery_at = now (the latest wins when workers
+ * finish out of order), consecutive_failures continued or reset by the tally, and an `active` subscription
+ * whose run of failures reached the threshold at any point becomes `auto_disabled` (contract section 3,
+ * D10). Returns the ids this call auto-disabled.
+ *
+ * Every delivery to an endpoint records here, so the row is hot: a tally of successes only, on a row with
+ * no failures counted, writes (and locks) it at most once a second, so last_delivery_at is exact to within
+ * a second under load, and exact otherwise. Failures and resets always write.
  */
-export async function recordSubscriptionResult(
+export async function recordSubscriptionResults(
   db: Queryable,
-  subscriptionId: string,
-  success: boolean,
+  tallies: readonly SubscriptionTally[],
   autoDisableAfter: number,
-): Promise<{ auto_disabled: boolean }> {
-  // One plain UPDATE (no locking CTE): the row lock is taken once, by the statement that changes it.
-  // `auto_disabled` is true for the update that took the subscription to the threshold while active.
-  // Every delivery to an endpoint records here, so the row is hot. A success that changes nothing but
-  // last_delivery_at writes it at most once a second (the WHERE clause: an UPDATE that matches no row
-  // locks nothing); failures and the reset of consecutive_failures always write. last_delivery_at is
-  // therefore exact to within a second under load, and exact otherwise.
-  const result = await db.query<{ auto_disabled: boolean }>(
-    `UPDATE webhook_subscriptions s
-     SET consecutive_failures = CASE WHEN $2 THEN 0 ELSE s.consecutive_failures + 1 END,
-         status = CASE WHEN NOT $2 AND s.status = 'active' AND s.consecutive_failures + 1 >= $3
-                       THEN 'auto_disabled' ELSE s.status END,
+): Promise<Set<string>> {
+  if (tallies.length === 0) return new Set();
+  const result = await db.query<{ id: string; auto_disabled: boolean }>(
+    `WITH tally AS (
+       SELECT * FROM json_to_recordset($1::json) AS t(
+         subscription_id uuid, succeeded boolean, failures int, failures_before_first_success int,
+         failures_after_last_success int, longest_failure_run_between_successes int)
+     ),
+     target AS (
+       SELECT s.id, s.status, s.consecutive_failures, t.succeeded, t.failures_before_first_success,
+              t.failures_after_last_success, t.longest_failure_run_between_successes
+       FROM webhook_subscriptions s JOIN tally t ON t.subscription_id = s.id
+       WHERE t.failures > 0 OR s.consecutive_failures <> 0 OR s.last_delivery_at IS NULL
+          OR s.last_delivery_at < clock_timestamp() - interval '1 second'
+       ORDER BY s.id
+       FOR NO KEY UPDATE OF s
+     ),
+     next AS (
+       SELECT id,
+              CASE WHEN succeeded THEN failures_after_last_success
+                   ELSE consecutive_failures + failures_before_first_success END AS consecutive_failures,
+              status = 'active'
+                AND (consecutive_failures + failures_before_first_success >= $2
+                     OR longest_failure_run_between_successes >= $2
+                     OR (succeeded AND failures_after_last_success >= $2)) AS auto_disable
+       FROM target
+     )
+     UPDATE webhook_subscriptions s
+     SET consecutive_failures = n.consecutive_failures,
+         status = CASE WHEN n.auto_disable THEN 'auto_disabled' ELSE s.status END,
          last_delivery_at = greatest(s.last_delivery_at, clock_timestamp()),
          updated_at = now()
-     WHERE s.id = $1
-       AND (NOT $2 OR s.consecutive_failures <> 0 OR s.last_delivery_at IS NULL
-            OR s.last_delivery_at < clock_timestamp() - interval '1 second')
-     RETURNING (NOT $2 AND s.status = 'auto_disabled' AND s.consecutive_failures = $3) AS auto_disabled`,
-    [subscriptionId, success, autoDisableAfter],
+     FROM next n
+     WHERE s.id = n.id
+     RETURNING s.id, n.auto_disable AS auto_disabled`,
+    [toJson(tallies), autoDisableAfter],
   );
-  return { auto_disabled: result.rows[0]?.auto_disabled ?? false };
+  return new Set(result.rows.filter((row) => row.auto_disabled).map((row) => row.id));
 }
 
 /**
  * Event status over the deliveries of its current round (D10): any exhausted → dead_letter; all
- * succeeded → delivered; some succeeded → partially_delivered; else failed. Touches the row only when
- * the status changes.
+ * succeeded → delivered; some succeeded → partially_delivered; else failed. Touches a row only when its
+ * status changes. Returns every given event's status.
  */
-export async function recomputeEventStatus(db: Queryable, eventId: number): Promise<string> {
-  const result = await db.query<{ status: string }>(
+export async function recomputeEventStatuses(
+  db: Queryable,
+  eventIds: readonly number[],
+): Promise<Map<number, string>> {
+  const result = await db.query<{ id: number; status: string }>(
     `WITH summary AS (
-       SELECT CASE
+       SELECT e.id,
+              CASE
                 WHEN bool_or(d.state = 'exhausted') THEN 'dead_letter'
                 WHEN bool_and(d.state = 'succeeded') THEN 'delivered'
                 WHEN bool_or(d.state = 'succeeded') THEN 'partially_delivered'
                 ELSE 'failed'
               END AS status
        FROM webhook_events e JOIN webhook_deliveries d ON d.event_id = e.id AND d.round = e.current_round
-       WHERE e.id = $1
+       WHERE e.id = ANY($1::bigint[])
+       GROUP BY e.id
      ),
      changed AS (
        UPDATE webhook_events e SET status = summary.status, updated_at = now()
        FROM summary
-       WHERE e.id = $1 AND summary.status IS NOT NULL AND e.status <> summary.status
-       RETURNING e.status
+       WHERE e.id = summary.id AND e.status <> summary.status
+       RETURNING e.id, e.status
      )
-     SELECT coalesce((SELECT status FROM changed), (SELECT status FROM webhook_events WHERE id = $1)) AS status`,
-    [eventId],
+     SELECT e.id, coalesce(changed.status, e.status) AS status
+     FROM webhook_events e LEFT JOIN changed ON changed.id = e.id
+     WHERE e.id = ANY($1::bigint[])`,
+    [eventIds],
   );
-  return result.rows[0]!.status;
+  return new Map(result.rows.map((row) => [row.id, row.status]));
+}
+
+/**
+ * Rows as one JSON parameter. Text that came from outside (response snippets, error messages) may hold
+ * lone UTF-16 surrogates, which PostgreSQL's JSON parser rejects: every string is made well-formed first
+ * (a lone surrogate becomes U+FFFD, as it would when sent as a plain text parameter).
+ */
+function toJson(rows: readonly object[]): string {
+  return JSON.stringify(rows, (_key, value: unknown) =>
+    typeof value === 'string' ? value.toWellFormed() : value,
+  );
 }
 
 /** Queue gauges: pending deliveries, and the age of the oldest one that is due (0 when none). */

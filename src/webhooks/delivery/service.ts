@@ -1,5 +1,7 @@
-// Recording the outcome of one claimed delivery (D10), each in one transaction that never spans the HTTP
-// request: the attempt, the delivery, the subscription's counters and the event status move together.
+// Recording the outcomes of claimed deliveries (D10), many in one transaction that never spans an HTTP
+// request: the attempts, the deliveries, the subscriptions' counters and the events' statuses move
+// together. One transaction for many outcomes (the worker's group commit) is what lets one worker keep up
+// with thousands of deliveries a second: each statement below handles the whole batch.
 import type { Pool } from '../../db/pool.ts';
 import { withTransaction } from '../../db/pool.ts';
 import {
@@ -9,6 +11,7 @@ import {
   decide,
   givenUpReason,
   settledStatus,
+  tallyFailures,
 } from './outcome.ts';
 import * as repo from './repository.ts';
 import type { SendResult } from './send.ts';
@@ -22,75 +25,148 @@ export type RecordOutcome =
       attemptStatus: 'success' | 'failed' | 'timeout' | 'pending_retry';
       attemptNumber: number;
       eventStatus: string;
+      /** This outcome's transaction took the subscription to auto_disabled. */
       autoDisabled: boolean;
     };
 
-/** Records a completed request: the new attempt, the older pending one settled, counters, event status. */
-export async function recordAttempt(
+/** A completed request of a claimed delivery. */
+export interface CompletedAttempt {
+  delivery: repo.ClaimedDelivery;
+  result: SendResult;
+  requestHeaders: Record<string, string>;
+}
+
+/**
+ * Records completed requests, in the order they completed, in one transaction: each new attempt, the
+ * older pending one settled, the delivery moved on, the subscriptions' counters, the events' statuses.
+ * An attempt whose lease this worker no longer holds records nothing (`recorded: false`); the others are
+ * recorded all together or, on any error, not at all. Outcomes are returned in input order.
+ */
+export async function recordAttempts(
   pool: Pool,
-  input: {
-    workerId: string;
-    delivery: repo.ClaimedDelivery;
-    result: SendResult;
-    requestHeaders: Record<string, string>;
-    retryScheduleMs: readonly number[];
-  },
-): Promise<RecordOutcome> {
-  const { delivery } = input;
-  const attempt = classify(input.result);
+  input: { workerId: string; attempts: readonly CompletedAttempt[]; retryScheduleMs: readonly number[] },
+): Promise<RecordOutcome[]> {
+  const { attempts } = input;
+  const classified = attempts.map((completed) => classify(completed.result));
   return withTransaction(pool, async (tx) => {
-    await repo.lockEvent(tx, delivery.event_id);
-    const fenced = await repo.fenceDelivery(tx, delivery.id, input.workerId);
-    if (!fenced) return { recorded: false };
+    await repo.lockEvents(tx, unique(attempts.map((completed) => completed.delivery.event_id)));
+    const fenced = new Map(
+      (
+        await repo.fenceDeliveries(
+          tx,
+          attempts.map((completed) => completed.delivery.id),
+          input.workerId,
+        )
+      ).map((row) => [row.id, row]),
+    );
 
-    // D10: when the retry is sent, the attempt that waited for it settles to failed or timeout.
-    const pending = await repo.findPendingAttempt(tx, delivery.id);
-    if (pending) await repo.settleAttempt(tx, pending.id, settledStatus(pending), null);
+    const settlements: repo.AttemptSettlement[] = [];
+    const newAttempts: repo.NewAttempt[] = [];
+    const changes: repo.DeliveryChange[] = [];
+    const plans: ({ attempt: AttemptResult; attemptStatus: repo.NewAttempt['status'] } | undefined)[] = [];
+    const resultsBySubscription = new Map<string, boolean[]>();
+    attempts.forEach(({ delivery, requestHeaders }, index) => {
+      const attempt = classified[index]!;
+      const lease = fenced.get(delivery.id);
+      if (!lease) {
+        plans.push(undefined);
+        return;
+      }
+      // D10: when the retry is sent, the attempt that waited for it settles to failed or timeout.
+      if (lease.pending_attempt_id !== null) {
+        settlements.push({
+          id: lease.pending_attempt_id,
+          status: settledStatus({
+            http_status_code: lease.pending_http_status_code,
+            failure_reason: lease.pending_failure_reason,
+          }),
+          failure_reason: null,
+        });
+      }
+      const attemptInRound = lease.attempts_in_round + 1;
+      const decision = decide(attempt, attemptInRound, delivery.max_retries, input.retryScheduleMs);
+      const attemptStatus = decision.kind === 'retry' ? 'pending_retry' : attempt.status;
+      newAttempts.push({
+        delivery_id: delivery.id,
+        event_id: delivery.event_id,
+        subscription_id: delivery.subscription_id,
+        organisation_id: delivery.organisation_id,
+        status: attemptStatus,
+        http_status_code: attempt.httpStatusCode,
+        latency_ms: attempt.latencyMs,
+        request_headers: requestHeaders,
+        response_body_snippet: attempt.responseBodySnippet,
+        failure_reason: attempt.failureReason,
+        retry_delay_ms: decision.kind === 'retry' ? decision.delayMs : null,
+      });
+      changes.push({
+        id: delivery.id,
+        state:
+          decision.kind === 'succeeded'
+            ? 'succeeded'
+            : decision.kind === 'exhausted'
+              ? 'exhausted'
+              : 'pending',
+        attempts_in_round: attemptInRound,
+        delay_ms: decision.kind === 'retry' ? decision.delayMs : 0,
+      });
+      const results = resultsBySubscription.get(delivery.subscription_id) ?? [];
+      results.push(attempt.status === 'success');
+      resultsBySubscription.set(delivery.subscription_id, results);
+      plans.push({ attempt, attemptStatus });
+    });
+    if (changes.length === 0) return plans.map(() => ({ recorded: false }));
 
-    const attemptInRound = fenced.attempts_in_round + 1;
-    const decision = decide(attempt, attemptInRound, delivery.max_retries, input.retryScheduleMs);
-    const attemptStatus = decision.kind === 'retry' ? 'pending_retry' : attempt.status;
-    const inserted = await repo.insertAttempt(tx, {
-      delivery_id: delivery.id,
-      event_id: delivery.event_id,
-      subscription_id: delivery.subscription_id,
-      organisation_id: delivery.organisation_id,
-      status: attemptStatus,
-      http_status_code: attempt.httpStatusCode,
-      latency_ms: attempt.latencyMs,
-      request_headers: input.requestHeaders,
-      response_body_snippet: attempt.responseBodySnippet,
-      failure_reason: attempt.failureReason,
-      retry_delay_ms: decision.kind === 'retry' ? decision.delayMs : null,
-    });
-    await repo.updateDelivery(tx, delivery.id, {
-      state:
-        decision.kind === 'succeeded' ? 'succeeded' : decision.kind === 'exhausted' ? 'exhausted' : 'pending',
-      attemptsInRound: attemptInRound,
-      delayMs: decision.kind === 'retry' ? decision.delayMs : 0,
-    });
-    const eventStatus = await repo.recomputeEventStatus(tx, delivery.event_id);
-    // Last, so that the subscription row (shared by every delivery to the endpoint) is locked only for
-    // this statement and the commit: outcomes of one subscription are serialised on it, and holding it
-    // across the statements above capped one endpoint's throughput. Every lock on subscription rows is
-    // NO KEY UPDATE, which does not conflict with the foreign-key KEY SHARE lock of the attempt insert
-    // above, so taking it after the insert cannot deadlock with the API's updates.
-    const subscription = await repo.recordSubscriptionResult(
+    await repo.settleAttempts(tx, settlements);
+    const attemptNumbers = new Map(
+      (await repo.insertAttempts(tx, newAttempts)).map((row) => [row.delivery_id, row.attempt_number]),
+    );
+    await repo.updateDeliveries(tx, changes);
+    const eventStatuses = await repo.recomputeEventStatuses(
       tx,
-      delivery.subscription_id,
-      attempt.status === 'success',
+      unique(newAttempts.map((attempt) => attempt.event_id)),
+    );
+    // Last, so that the subscription rows (shared by every delivery to an endpoint) are locked only for
+    // this statement and the commit. Every lock on subscription rows is NO KEY UPDATE, which does not
+    // conflict with the foreign-key KEY SHARE locks of the attempt inserts above, so taking it after them
+    // cannot deadlock with the API's updates.
+    const autoDisabled = await repo.recordSubscriptionResults(
+      tx,
+      [...resultsBySubscription].map(([subscriptionId, results]) => ({
+        subscription_id: subscriptionId,
+        ...tallyFailures(results),
+      })),
       AUTO_DISABLE_AFTER,
     );
-    return {
-      recorded: true,
-      attempt,
-      attemptStatus,
-      attemptNumber: inserted.attempt_number,
-      eventStatus,
-      autoDisabled: subscription.auto_disabled,
-    };
+    return attempts.map(({ delivery }, index): RecordOutcome => {
+      const plan = plans[index];
+      if (!plan) return { recorded: false };
+      return {
+        recorded: true,
+        attempt: plan.attempt,
+        attemptStatus: plan.attemptStatus,
+        attemptNumber: attemptNumbers.get(delivery.id)!,
+        eventStatus: eventStatuses.get(delivery.event_id)!,
+        autoDisabled: autoDisabled.has(delivery.subscription_id),
+      };
+    });
   });
 }
+
+/** Records one completed request (recordAttempts with a batch of one). */
+export async function recordAttempt(
+  pool: Pool,
+  input: CompletedAttempt & { workerId: string; retryScheduleMs: readonly number[] },
+): Promise<RecordOutcome> {
+  const [outcome] = await recordAttempts(pool, {
+    workerId: input.workerId,
+    attempts: [input],
+    retryScheduleMs: input.retryScheduleMs,
+  });
+  return outcome!;
+}
+
+const unique = <T>(values: readonly T[]): T[] => [...new Set(values)];
 
 export type GiveUpOutcome =
   /** The lease had expired (or was released): nothing recorded; another worker owns the delivery. */
@@ -115,36 +191,37 @@ export async function giveUp(
 ): Promise<GiveUpOutcome> {
   const { delivery } = input;
   return withTransaction(pool, async (tx) => {
-    await repo.lockEvent(tx, delivery.event_id);
-    const fenced = await repo.fenceDelivery(tx, delivery.id, input.workerId);
+    await repo.lockEvents(tx, [delivery.event_id]);
+    const [fenced] = await repo.fenceDeliveries(tx, [delivery.id], input.workerId);
     if (!fenced) return { recorded: false, why: 'lease_lost' };
     const status = (await repo.subscriptionStatusForGiveUp(tx, delivery.subscription_id)) ?? 'deleted';
     if (status === 'active') return { recorded: false, why: 'active' };
-    const pending = await repo.findPendingAttempt(tx, delivery.id);
-    const reason = givenUpReason(status, pending?.failure_reason ?? null);
-    if (pending) {
-      await repo.settleAttempt(tx, pending.id, 'failed', reason);
+    const reason = givenUpReason(status, fenced.pending_failure_reason);
+    if (fenced.pending_attempt_id !== null) {
+      await repo.settleAttempts(tx, [
+        { id: fenced.pending_attempt_id, status: 'failed', failure_reason: reason },
+      ]);
     } else {
-      await repo.insertAttempt(tx, {
-        delivery_id: delivery.id,
-        event_id: delivery.event_id,
-        subscription_id: delivery.subscription_id,
-        organisation_id: delivery.organisation_id,
-        status: 'failed',
-        http_status_code: null,
-        latency_ms: 0,
-        request_headers: {},
-        response_body_snippet: '',
-        failure_reason: reason,
-        retry_delay_ms: null,
-      });
+      await repo.insertAttempts(tx, [
+        {
+          delivery_id: delivery.id,
+          event_id: delivery.event_id,
+          subscription_id: delivery.subscription_id,
+          organisation_id: delivery.organisation_id,
+          status: 'failed',
+          http_status_code: null,
+          latency_ms: 0,
+          request_headers: {},
+          response_body_snippet: '',
+          failure_reason: reason,
+          retry_delay_ms: null,
+        },
+      ]);
     }
-    await repo.updateDelivery(tx, delivery.id, {
-      state: 'exhausted',
-      attemptsInRound: fenced.attempts_in_round,
-      delayMs: 0,
-    });
-    const eventStatus = await repo.recomputeEventStatus(tx, delivery.event_id);
-    return { recorded: true, eventStatus, reason };
+    await repo.updateDeliveries(tx, [
+      { id: delivery.id, state: 'exhausted', attempts_in_round: fenced.attempts_in_round, delay_ms: 0 },
+    ]);
+    const eventStatuses = await repo.recomputeEventStatuses(tx, [delivery.event_id]);
+    return { recorded: true, eventStatus: eventStatuses.get(delivery.event_id)!, reason };
   });
 }

@@ -4,11 +4,18 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { AppDeps } from '../../platform/deps.ts';
+import { groupCommit } from '../../platform/group-commit.ts';
 import { listenForDeliveries } from './listen.ts';
-import { prepareDelivery } from './prepare.ts';
+import { type PreparedDelivery, prepareDeliveries } from './prepare.ts';
 import * as repo from './repository.ts';
-import { createDeliveryAgent, SendAbortedError, sendWebhook, type TransportOptions } from './send.ts';
-import { giveUp, recordAttempt } from './service.ts';
+import {
+  createDeliveryAgent,
+  SendAbortedError,
+  type SendResult,
+  sendWebhook,
+  type TransportOptions,
+} from './send.ts';
+import { type CompletedAttempt, giveUp, type RecordOutcome, recordAttempts } from './service.ts';
 
 export interface DeliveryWorker {
   /** Stops claiming, finishes or releases in-flight work. */
@@ -35,6 +42,11 @@ export interface DeliveryWorkerOptions {
 const BUSY_RETRY_MS = 25;
 /** Pause after a storage error in the claim loop. */
 const ERROR_RETRY_MS = 1_000;
+/**
+ * Most outcomes recorded in one transaction. A worker has at most WEBHOOK_CONCURRENCY requests in flight,
+ * so this bound only matters for very high concurrency settings.
+ */
+const MAX_OUTCOMES_PER_TRANSACTION = 256;
 
 interface InFlight {
   subscriptionId: string;
@@ -85,15 +97,43 @@ export function startDeliveryWorker(
       .map(([id]) => id);
 
   /**
-   * One claimed delivery: give up, or send and record. Errors leave the lease to expire (at-least-once).
-   * The subscription is read again right before signing (prepareDelivery): the request is signed with the
-   * secret, sent to the URL and judged against the max_retries current at send time, and a subscription
-   * paused or deleted since the claim gets nothing (D9, D10). A worker claims only as many deliveries as it
-   * has free slots, so nothing waits for a slot between this read and the send.
+   * Outcomes are recorded by group commit: requests that complete while a transaction records earlier
+   * ones are recorded together in the next, so under load one transaction records many outcomes and at
+   * rest each is recorded at once. A batch that still fails after retries is recorded outcome by outcome,
+   * so that one outcome the database refuses cannot keep the others from being recorded.
    */
-  async function deliver(claimed: repo.ClaimedDelivery, signal: AbortSignal): Promise<void> {
+  const outcomes = groupCommit<CompletedAttempt, RecordOutcome>(
+    async (attempts) => {
+      const record = (batch: CompletedAttempt[]) =>
+        recordAttempts(pool, { workerId, attempts: batch, retryScheduleMs: config.webhookRetryScheduleMs });
+      try {
+        return await withRetries(() => record(attempts));
+      } catch (error) {
+        if (attempts.length === 1) throw error;
+        log.warn({ err: error, outcomes: attempts.length }, 'recording a batch failed; recording one by one');
+        return Promise.all(
+          attempts.map((attempt) =>
+            record([attempt]).then(
+              ([outcome]) => outcome!,
+              (failure: unknown) => (failure instanceof Error ? failure : new Error(String(failure))),
+            ),
+          ),
+        );
+      }
+    },
+    { maxBatch: MAX_OUTCOMES_PER_TRANSACTION },
+  );
+
+  /**
+   * One claimed, prepared delivery: give up, or send and record. Errors leave the lease to expire
+   * (at-least-once). The subscription was read again right before signing (prepareDeliveries, just after
+   * the claim): the request is signed with the secret, sent to the URL and judged against the max_retries
+   * current at send time, and a subscription paused or deleted since the claim gets nothing (D9, D10). A
+   * worker claims only as many deliveries as it has free slots, so nothing waits for a slot between that
+   * read and the send.
+   */
+  async function deliver(prepared: PreparedDelivery, signal: AbortSignal): Promise<void> {
     if (signal.aborted) return; // stopping: stop() releases the lease once this settles
-    const prepared = await prepareDelivery(pool, deps.secretBox, claimed);
     const { delivery } = prepared;
     if (prepared.kind === 'inactive') {
       const outcome = await withRetries(() => giveUp(pool, { workerId, delivery }));
@@ -117,8 +157,7 @@ export function startDeliveryWorker(
       }
       return;
     }
-    if (signal.aborted) return;
-    let result: Awaited<ReturnType<typeof sendWebhook>>;
+    let result: SendResult;
     let requestHeaders: Record<string, string>;
     if (prepared.kind === 'unsendable') {
       // Recorded as a failed attempt so that retries, exhaustion and dead_letter apply instead of the
@@ -144,15 +183,7 @@ export function startDeliveryWorker(
         throw error;
       }
     }
-    const outcome = await withRetries(() =>
-      recordAttempt(pool, {
-        workerId,
-        delivery,
-        result,
-        requestHeaders,
-        retryScheduleMs: config.webhookRetryScheduleMs,
-      }),
-    );
+    const outcome = await outcomes.submit({ delivery, result, requestHeaders });
     if (!outcome.recorded) {
       log.warn(
         { delivery_id: delivery.id, event_id: delivery.event_id },
@@ -196,11 +227,12 @@ export function startDeliveryWorker(
     }
   }
 
-  function start(delivery: repo.ClaimedDelivery): void {
+  function start(prepared: PreparedDelivery): void {
+    const { delivery } = prepared;
     const controller = new AbortController();
     perSubscription.set(delivery.subscription_id, (perSubscription.get(delivery.subscription_id) ?? 0) + 1);
     metrics.webhookInFlight.inc();
-    const done = deliver(delivery, controller.signal)
+    const done = deliver(prepared, controller.signal)
       .catch((error: unknown) => {
         log.error(
           { err: error, delivery_id: delivery.id, event_id: delivery.event_id },
@@ -218,6 +250,25 @@ export function startDeliveryWorker(
     inFlight.set(delivery.id, { subscriptionId: delivery.subscription_id, controller, done });
   }
 
+  /**
+   * Reads the claimed deliveries' subscriptions and signs their requests. On a storage error the leases
+   * are handed back at once (due now) rather than left to expire, and the error goes to the claim loop.
+   */
+  async function prepare(claimed: repo.ClaimedDelivery[]): Promise<PreparedDelivery[]> {
+    try {
+      return await prepareDeliveries(pool, deps.secretBox, claimed);
+    } catch (error) {
+      await repo
+        .releaseLeases(
+          pool,
+          workerId,
+          claimed.map((delivery) => delivery.id),
+        )
+        .catch(() => {});
+      throw error;
+    }
+  }
+
   async function loop(): Promise<void> {
     while (running) {
       wakeRequested = false;
@@ -232,7 +283,7 @@ export function startDeliveryWorker(
             perSubscription: config.webhookConcurrencyPerSubscription,
             inFlight: perSubscription,
           });
-          for (const delivery of claimed) start(delivery);
+          for (const prepared of await prepare(claimed)) start(prepared);
           if (!running) break;
           if (claimed.length === free) continue; // full: the next round waits for a free slot
           const dueInMs = await repo.nextDueInMs(pool, saturated());

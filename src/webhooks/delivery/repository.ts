@@ -54,7 +54,9 @@ export async function claimDeliveries(db: Queryable, input: ClaimInput): Promise
       busyCounts.push(count);
     }
   }
-  const scanLimit = Math.max(input.limit * 4, 100);
+  // Candidates are locked as they are scanned (SKIP LOCKED), and each lock is a WAL record: scan more than
+  // `limit` only when the per-subscription cap can leave candidates out.
+  const scanLimit = input.perSubscription >= input.limit ? input.limit : Math.max(input.limit * 4, 100);
   const result = await db.query<ClaimedDelivery>(
     `WITH busy AS (
        SELECT * FROM unnest($3::uuid[], $4::int[]) AS b(subscription_id, in_flight)
@@ -79,8 +81,8 @@ export async function claimDeliveries(db: Queryable, input: ClaimInput): Promise
          locked_until = now() + $2 * interval '1 millisecond',
          next_attempt_at = now() + $2 * interval '1 millisecond',
          updated_at = now()
-     FROM chosen, webhook_events e, webhook_subscriptions s
-     WHERE d.id = chosen.id AND e.id = d.event_id AND s.id = d.subscription_id
+     FROM webhook_events e, webhook_subscriptions s
+     WHERE d.id = ANY(ARRAY(SELECT id FROM chosen)) AND e.id = d.event_id AND s.id = d.subscription_id
      RETURNING d.id, d.event_id, d.subscription_id, d.organisation_id, d.round, d.attempts_in_round,
                e.public_id AS event_public_id, e.payload,
                s.status AS subscription_status, s.endpoint_url, s.signing_secret_sealed, s.max_retries`,
@@ -398,7 +400,7 @@ export async function recomputeEventStatuses(
                 ELSE 'failed'
               END AS status
        FROM webhook_events e JOIN webhook_deliveries d ON d.event_id = e.id AND d.round = e.current_round
-       WHERE e.id = ANY($1::bigint[])
+       WHERE e.id = ANY($1::bigint[]) AND d.event_id = ANY($1::bigint[]) -- both: index scans on both tables
        GROUP BY e.id
      ),
      changed AS (

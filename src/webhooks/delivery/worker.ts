@@ -47,6 +47,13 @@ const ERROR_RETRY_MS = 1_000;
  * so this bound only matters for very high concurrency settings.
  */
 const MAX_OUTCOMES_PER_TRANSACTION = 256;
+/**
+ * A request slot (WEBHOOK_CONCURRENCY, and the per-subscription cap) is freed as soon as the endpoint has
+ * answered, not when the outcome is recorded, so that sending never waits for the database. Deliveries
+ * whose outcome is still being recorded keep their lease; this many times WEBHOOK_CONCURRENCY bounds all
+ * the deliveries a worker holds (sending or recording), so a slow database slows claiming down.
+ */
+const HELD_PER_REQUEST_SLOT = 2;
 
 interface InFlight {
   subscriptionId: string;
@@ -69,7 +76,10 @@ export function startDeliveryWorker(
     caFile: config.webhookCaFile,
     ...options.transport,
   });
+  /** Every delivery this worker holds: its request open, or its outcome being recorded. */
   const inFlight = new Map<number, InFlight>();
+  /** Open requests, in all and per subscription (the caps of D10's fairness rule). */
+  let sending = 0;
   const perSubscription = new Map<string, number>();
   let running = true;
   let wakeRequested = false;
@@ -132,7 +142,11 @@ export function startDeliveryWorker(
    * worker claims only as many deliveries as it has free slots, so nothing waits for a slot between that
    * read and the send.
    */
-  async function deliver(prepared: PreparedDelivery, signal: AbortSignal): Promise<void> {
+  async function deliver(
+    prepared: PreparedDelivery,
+    signal: AbortSignal,
+    freeSlot: () => void,
+  ): Promise<void> {
     if (signal.aborted) return; // stopping: stop() releases the lease once this settles
     const { delivery } = prepared;
     if (prepared.kind === 'inactive') {
@@ -183,6 +197,7 @@ export function startDeliveryWorker(
         throw error;
       }
     }
+    freeSlot(); // the endpoint has answered: the next request may start while this outcome is recorded
     const outcome = await outcomes.submit({ delivery, result, requestHeaders });
     if (!outcome.recorded) {
       log.warn(
@@ -227,12 +242,31 @@ export function startDeliveryWorker(
     }
   }
 
+  /** Request slots free now: open requests under WEBHOOK_CONCURRENCY, held deliveries under their bound. */
+  const freeSlots = () =>
+    Math.min(
+      config.webhookConcurrency - sending,
+      HELD_PER_REQUEST_SLOT * config.webhookConcurrency - inFlight.size,
+    );
+
   function start(prepared: PreparedDelivery): void {
     const { delivery } = prepared;
     const controller = new AbortController();
+    sending++;
     perSubscription.set(delivery.subscription_id, (perSubscription.get(delivery.subscription_id) ?? 0) + 1);
     metrics.webhookInFlight.inc();
-    const done = deliver(prepared, controller.signal)
+    let slotHeld = true;
+    const freeSlot = () => {
+      if (!slotHeld) return;
+      slotHeld = false;
+      sending--;
+      const left = (perSubscription.get(delivery.subscription_id) ?? 1) - 1;
+      if (left > 0) perSubscription.set(delivery.subscription_id, left);
+      else perSubscription.delete(delivery.subscription_id);
+      metrics.webhookInFlight.dec();
+      wake(); // a slot is free
+    };
+    const done = deliver(prepared, controller.signal, freeSlot)
       .catch((error: unknown) => {
         log.error(
           { err: error, delivery_id: delivery.id, event_id: delivery.event_id },
@@ -241,11 +275,8 @@ export function startDeliveryWorker(
       })
       .finally(() => {
         inFlight.delete(delivery.id);
-        const left = (perSubscription.get(delivery.subscription_id) ?? 1) - 1;
-        if (left > 0) perSubscription.set(delivery.subscription_id, left);
-        else perSubscription.delete(delivery.subscription_id);
-        metrics.webhookInFlight.dec();
-        wake(); // a slot is free
+        freeSlot();
+        wake();
       });
     inFlight.set(delivery.id, { subscriptionId: delivery.subscription_id, controller, done });
   }
@@ -274,7 +305,7 @@ export function startDeliveryWorker(
       wakeRequested = false;
       let delayMs = maxIdleMs;
       try {
-        const free = config.webhookConcurrency - inFlight.size;
+        const free = freeSlots();
         if (free > 0) {
           const claimed = await repo.claimDeliveries(pool, {
             workerId,
@@ -300,7 +331,7 @@ export function startDeliveryWorker(
         delayMs = ERROR_RETRY_MS;
       }
       if (!running) break;
-      if (wakeRequested && delayMs > 0 && inFlight.size < config.webhookConcurrency) continue;
+      if (wakeRequested && delayMs > 0 && freeSlots() > 0) continue;
       if (delayMs > 0) await sleep(delayMs);
     }
   }

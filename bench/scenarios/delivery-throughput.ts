@@ -10,6 +10,7 @@ import {
   type WaitProfile,
   waitForNoPending,
 } from '../lib/checks.ts';
+import { cpuPerItem, cpuSnapshot } from '../lib/cpu.ts';
 import { startReceiver } from '../lib/receiver.ts';
 import {
   atLeast,
@@ -41,6 +42,11 @@ export interface ThroughputRun {
   commitsPerDelivery: number;
   /** What the service's PostgreSQL backends waited on while draining (pg_stat_activity samples). */
   waits: WaitProfile;
+  /**
+   * CPU milliseconds per delivery from the workers being ready to every outcome recorded: the workers
+   * (summed), the PostgreSQL backends of the run's database, and the bench process (mostly the receiver).
+   */
+  cpuPerDelivery: { workersMs?: number; postgresMs?: number; benchMs: number };
   peakRssMb: Array<number | undefined>;
   problems: string[];
 }
@@ -88,6 +94,10 @@ async function throughputRun(context: ScenarioContext, workers: number): Promise
       context.startService('worker', env, `worker-${workers}w-${index + 1}`),
     ),
   );
+  const cpuBefore = await cpuSnapshot(
+    started.map((worker) => worker.pid),
+    db.pool,
+  );
   const waitSampler = sampleWaits(db.pool);
   await waitUntil(`${events} deliveries at the receiver`, () => receiver.unique >= events, {
     timeoutMs: 60_000 + (events / DELIVERY_FLOOR_PER_SECOND) * 1000,
@@ -98,6 +108,14 @@ async function throughputRun(context: ScenarioContext, workers: number): Promise
   const receiverMs = receiver.lastAck - receiver.firstArrival;
   const recordedAt = await waitForNoPending(db.pool, { timeoutMs: 60_000, signal });
   const waits = await waitSampler.stop();
+  const cpuPerDelivery = cpuPerItem(
+    cpuBefore,
+    await cpuSnapshot(
+      started.map((worker) => worker.pid),
+      db.pool,
+    ),
+    events,
+  );
   const peakRssMb = started.map((worker) => worker.peakRssMb());
   await Promise.all(started.map((worker) => worker.stop()));
   await receiver.close();
@@ -122,6 +140,7 @@ async function throughputRun(context: ScenarioContext, workers: number): Promise
     badSignatures: receiver.badSignatures,
     commitsPerDelivery: round(commits / events, 2),
     waits,
+    cpuPerDelivery,
     peakRssMb,
     problems,
   };
@@ -179,6 +198,18 @@ export const deliveryThroughput: Scenario = {
         value: run.commitsPerDelivery,
         unit: '',
       });
+      const cpu = run.cpuPerDelivery;
+      metrics.push({
+        name: `CPU ms per delivery: workers, ${label}`,
+        value: cpu.workersMs ?? null,
+        unit: 'ms',
+      });
+      metrics.push({
+        name: `CPU ms per delivery: PostgreSQL, ${label}`,
+        value: cpu.postgresMs ?? null,
+        unit: 'ms',
+      });
+      metrics.push({ name: `CPU ms per delivery: receiver, ${label}`, value: cpu.benchMs, unit: 'ms' });
       run.peakRssMb.forEach((peak, index) => {
         metrics.push(rssMetric(`peak RSS worker ${index + 1} of ${run.workers}`, peak));
       });

@@ -162,6 +162,49 @@ describe('delivery worker', () => {
     }
   });
 
+  it('should keep sending while outcomes wait for the database, holding at most twice WEBHOOK_CONCURRENCY deliveries', async () => {
+    receiver.setHandler(answer(200));
+    const { organisationId } = await subscriber('/recording-blocked');
+    const events: Awaited<ReturnType<typeof publish>>[] = [];
+    for (let i = 0; i < 10; i++) events.push(await publish(ctx.deps, organisationId));
+    // Another transaction holds the first event's row: the outcome transaction that records it waits, and so
+    // does every later batch (one commit at a time). Requests must go on regardless: each slot is freed when
+    // the endpoint answers. Held deliveries (sending or recording) stop at 2 x WEBHOOK_CONCURRENCY = 8.
+    const blocker = await ctx.deps.pool.connect();
+    await blocker.query('BEGIN');
+    await blocker.query('SELECT id FROM webhook_events WHERE id = $1 FOR NO KEY UPDATE', [events[0]!.id]);
+    const received = () =>
+      receiver.requests.filter((request) => request.path === '/recording-blocked').length;
+    const worker = startTestWorker(ctx.deps);
+    try {
+      // Outcomes that completed before the first event's and were committed in a batch of their own are
+      // recorded and no longer held: held = sent - recorded.
+      const recorded = async () =>
+        (
+          await ctx.deps.pool.query<{ n: number }>(
+            'SELECT count(*)::int AS n FROM webhook_delivery_attempts WHERE event_id = ANY($1::bigint[])',
+            [events.map((event) => event.id)],
+          )
+        ).rows[0]!.n;
+      await waitUntil(async () => received() - (await recorded()) >= 8, '8 deliveries held');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.equal(received() - (await recorded()), 8, 'no more than 8 deliveries held');
+      assert.ok(received() < 10, 'the first event outcome and the ones after it wait');
+      assert.deepEqual(
+        (await attemptsOf(ctx.deps.pool, events[0]!.id)).length,
+        0,
+        'nothing recorded while the event row is held',
+      );
+      await blocker.query('COMMIT');
+      for (const event of events) await waitForEventStatus(ctx.deps.pool, event.id, ['delivered']);
+      assert.equal(received(), 10, 'each delivery sent once');
+    } finally {
+      await blocker.query('ROLLBACK').catch(() => {});
+      blocker.release();
+      await worker.stop();
+    }
+  });
+
   it('should not send a delivery leased by another worker until the lease expires, then send it', async () => {
     receiver.setHandler(answer(200));
     const { organisationId } = await subscriber('/leased');

@@ -1,5 +1,7 @@
 // SQL of the delivery engine (D10). The delivery row is the job: it is due when state = 'pending' and
 // next_attempt_at <= now(); a worker holds it with a lease (locked_by, locked_until).
+// The statements a busy worker runs many times a second are named: node-postgres prepares each once per
+// connection, and PostgreSQL parses it once instead of on every call.
 import type { Queryable } from '../../db/pool.ts';
 
 export interface ClaimedDelivery {
@@ -57,8 +59,9 @@ export async function claimDeliveries(db: Queryable, input: ClaimInput): Promise
   // Candidates are locked as they are scanned (SKIP LOCKED), and each lock is a WAL record: scan more than
   // `limit` only when the per-subscription cap can leave candidates out.
   const scanLimit = input.perSubscription >= input.limit ? input.limit : Math.max(input.limit * 4, 100);
-  const result = await db.query<ClaimedDelivery>(
-    `WITH busy AS (
+  const result = await db.query<ClaimedDelivery>({
+    name: 'delivery.claim',
+    text: `WITH busy AS (
        SELECT * FROM unnest($3::uuid[], $4::int[]) AS b(subscription_id, in_flight)
      ),
      candidates AS (
@@ -86,7 +89,7 @@ export async function claimDeliveries(db: Queryable, input: ClaimInput): Promise
      RETURNING d.id, d.event_id, d.subscription_id, d.organisation_id, d.round, d.attempts_in_round,
                e.public_id AS event_public_id, e.payload,
                s.status AS subscription_status, s.endpoint_url, s.signing_secret_sealed, s.max_retries`,
-    [
+    values: [
       input.workerId,
       input.leaseMs,
       busyIds,
@@ -96,7 +99,7 @@ export async function claimDeliveries(db: Queryable, input: ClaimInput): Promise
       input.perSubscription,
       input.limit,
     ],
-  );
+  });
   return result.rows;
 }
 
@@ -119,11 +122,12 @@ export async function readSubscriptionsForSend(
   db: Queryable,
   subscriptionIds: readonly string[],
 ): Promise<SubscriptionForSend[]> {
-  const result = await db.query<SubscriptionForSend>(
-    `SELECT id, status, endpoint_url, signing_secret_sealed, max_retries
+  const result = await db.query<SubscriptionForSend>({
+    name: 'delivery.read_subscriptions',
+    text: `SELECT id, status, endpoint_url, signing_secret_sealed, max_retries
      FROM webhook_subscriptions WHERE id = ANY($1::uuid[])`,
-    [subscriptionIds],
-  );
+    values: [subscriptionIds],
+  });
   return result.rows;
 }
 
@@ -188,9 +192,11 @@ export async function releaseLeases(db: Queryable, workerId: string, ids: number
  * UPDATE would deadlock two transactions that each inserted an attempt first).
  */
 export async function lockEvents(db: Queryable, eventIds: readonly number[]): Promise<void> {
-  await db.query('SELECT id FROM webhook_events WHERE id = ANY($1::bigint[]) ORDER BY id FOR NO KEY UPDATE', [
-    eventIds,
-  ]);
+  await db.query({
+    name: 'delivery.lock_events',
+    text: 'SELECT id FROM webhook_events WHERE id = ANY($1::bigint[]) ORDER BY id FOR NO KEY UPDATE',
+    values: [eventIds],
+  });
 }
 
 export interface FencedDelivery {
@@ -212,16 +218,17 @@ export async function fenceDeliveries(
   deliveryIds: readonly number[],
   workerId: string,
 ): Promise<FencedDelivery[]> {
-  const result = await db.query<FencedDelivery>(
-    `SELECT d.id, d.attempts_in_round, p.id AS pending_attempt_id,
+  const result = await db.query<FencedDelivery>({
+    name: 'delivery.fence',
+    text: `SELECT d.id, d.attempts_in_round, p.id AS pending_attempt_id,
             p.http_status_code AS pending_http_status_code, p.failure_reason AS pending_failure_reason
      FROM webhook_deliveries d
      LEFT JOIN webhook_delivery_attempts p ON p.delivery_id = d.id AND p.status = 'pending_retry'
      WHERE d.id = ANY($1::bigint[]) AND d.locked_by = $2 AND d.locked_until > now() AND d.state = 'pending'
      ORDER BY d.id
      FOR NO KEY UPDATE OF d`,
-    [deliveryIds, workerId],
-  );
+    values: [deliveryIds, workerId],
+  });
   return result.rows;
 }
 
@@ -238,14 +245,15 @@ export async function settleAttempts(
   settlements: readonly AttemptSettlement[],
 ): Promise<void> {
   if (settlements.length === 0) return;
-  await db.query(
-    `UPDATE webhook_delivery_attempts a
+  await db.query({
+    name: 'delivery.settle',
+    text: `UPDATE webhook_delivery_attempts a
      SET status = s.status, next_retry_at = NULL, failure_reason = coalesce(s.failure_reason, a.failure_reason),
          updated_at = now()
      FROM json_to_recordset($1::json) AS s(id bigint, status text, failure_reason text)
      WHERE a.id = s.id`,
-    [toJson(settlements)],
-  );
+    values: [toJson(settlements)],
+  });
 }
 
 export interface NewAttempt {
@@ -273,8 +281,9 @@ export async function insertAttempts(
   attempts: readonly NewAttempt[],
 ): Promise<{ id: number; delivery_id: number; attempt_number: number }[]> {
   if (attempts.length === 0) return [];
-  const result = await db.query<{ id: number; delivery_id: number; attempt_number: number }>(
-    `INSERT INTO webhook_delivery_attempts
+  const result = await db.query<{ id: number; delivery_id: number; attempt_number: number }>({
+    name: 'delivery.insert_attempts',
+    text: `INSERT INTO webhook_delivery_attempts
        (delivery_id, event_id, subscription_id, organisation_id, attempt_number, status, http_status_code,
         latency_ms, request_headers, response_body_snippet, failure_reason, next_retry_at)
      SELECT a.delivery_id, a.event_id, a.subscription_id, a.organisation_id,
@@ -290,8 +299,8 @@ export async function insertAttempts(
        http_status_code int, latency_ms int, request_headers jsonb, response_body_snippet text,
        failure_reason text, retry_delay_ms bigint)
      RETURNING id, delivery_id, attempt_number`,
-    [toJson(attempts.map((attempt, ord) => ({ ord, ...attempt })))],
-  );
+    values: [toJson(attempts.map((attempt, ord) => ({ ord, ...attempt })))],
+  });
   return result.rows;
 }
 
@@ -306,15 +315,16 @@ export interface DeliveryChange {
 /** Moves deliveries on and drops their leases: succeeded, exhausted, or pending again after a delay. */
 export async function updateDeliveries(db: Queryable, changes: readonly DeliveryChange[]): Promise<void> {
   if (changes.length === 0) return;
-  await db.query(
-    `UPDATE webhook_deliveries d
+  await db.query({
+    name: 'delivery.update_deliveries',
+    text: `UPDATE webhook_deliveries d
      SET state = c.state, attempts_in_round = c.attempts_in_round,
          next_attempt_at = now() + c.delay_ms * interval '1 millisecond',
          locked_by = NULL, locked_until = NULL, updated_at = now()
      FROM json_to_recordset($1::json) AS c(id bigint, state text, attempts_in_round int, delay_ms bigint)
      WHERE d.id = c.id`,
-    [toJson(changes)],
-  );
+    values: [toJson(changes)],
+  });
 }
 
 /** What one transaction's outcomes mean for one subscription (see tallySubscriptionResults). */
@@ -343,8 +353,9 @@ export async function recordSubscriptionResults(
   autoDisableAfter: number,
 ): Promise<Set<string>> {
   if (tallies.length === 0) return new Set();
-  const result = await db.query<{ id: string; auto_disabled: boolean }>(
-    `WITH tally AS (
+  const result = await db.query<{ id: string; auto_disabled: boolean }>({
+    name: 'delivery.subscription_results',
+    text: `WITH tally AS (
        SELECT * FROM json_to_recordset($1::json) AS t(
          subscription_id uuid, succeeded boolean, failures int, failures_before_first_success int,
          failures_after_last_success int, longest_failure_run_between_successes int)
@@ -376,8 +387,8 @@ export async function recordSubscriptionResults(
      FROM next n
      WHERE s.id = n.id
      RETURNING s.id, n.auto_disable AS auto_disabled`,
-    [toJson(tallies), autoDisableAfter],
-  );
+    values: [toJson(tallies), autoDisableAfter],
+  });
   return new Set(result.rows.filter((row) => row.auto_disabled).map((row) => row.id));
 }
 
@@ -390,8 +401,9 @@ export async function recomputeEventStatuses(
   db: Queryable,
   eventIds: readonly number[],
 ): Promise<Map<number, string>> {
-  const result = await db.query<{ id: number; status: string }>(
-    `WITH summary AS (
+  const result = await db.query<{ id: number; status: string }>({
+    name: 'delivery.event_statuses',
+    text: `WITH summary AS (
        SELECT e.id,
               CASE
                 WHEN bool_or(d.state = 'exhausted') THEN 'dead_letter'
@@ -412,8 +424,8 @@ export async function recomputeEventStatuses(
      SELECT e.id, coalesce(changed.status, e.status) AS status
      FROM webhook_events e LEFT JOIN changed ON changed.id = e.id
      WHERE e.id = ANY($1::bigint[])`,
-    [eventIds],
-  );
+    values: [eventIds],
+  });
   return new Map(result.rows.map((row) => [row.id, row.status]));
 }
 

@@ -1,4 +1,5 @@
 // Builds the Fastify application for one process from the modules below.
+import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -12,7 +13,6 @@ import { registerAuthRoutes } from './auth/routes.ts';
 import { registerOpsRoutes } from './ops/routes.ts';
 import type { App, AppDeps, Components } from './platform/deps.ts';
 import { installErrorHandling } from './platform/errors.ts';
-import { newUuid } from './platform/ids.ts';
 import { parseJsonBody } from './platform/json.ts';
 import { loggerOptions } from './platform/logging.ts';
 import { registerSandboxRoutes } from './sandbox/routes.ts';
@@ -32,7 +32,9 @@ export async function buildApp(deps: AppDeps, options: BuildOptions): Promise<Ap
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
-      return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : newUuid();
+      // A random (v4) UUID: Node draws it from a cached pool of random bytes, where a v7 UUID asked the
+      // system for fresh bytes on every request (3 % of the CPU of GET subscription, issue 6).
+      return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
     },
     // One log line per request (written in onResponse below) instead of Fastify's two.
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),

@@ -208,10 +208,13 @@ describe('giving up a delivery', () => {
         if (property === 'query') {
           return async (...args: unknown[]) => {
             const result = await (target.query as (...a: unknown[]) => Promise<unknown>)(...args);
+            // A query is a text or a config object (named statements).
+            const text =
+              typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
             if (
               !reactivated &&
-              typeof args[0] === 'string' &&
-              /signing_secret_sealed, max_retries\s+FROM/.test(args[0])
+              text !== undefined &&
+              /signing_secret_sealed, max_retries\s+FROM/.test(text)
             ) {
               reactivated = true;
               await setSubscriptionStatus(target, subscription.id, 'active');

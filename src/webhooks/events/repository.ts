@@ -1,5 +1,6 @@
 // SQL of reading webhook events (contract section 4, D4). Writing them is the outbox's
 // (publish-repository.ts).
+import { pageWithTotal } from '../../db/paging.ts';
 import type { Queryable } from '../../db/pool.ts';
 import type { EventRow } from '../publish-repository.ts';
 import type { EventFilters, EventSortKey } from './schemas.ts';
@@ -77,21 +78,14 @@ export async function searchEvents(
     if (query.search.id !== undefined) alternatives.unshift(`id = ${bind(query.search.id)}::bigint`);
     where.push(`(${alternatives.join(' OR ')})`);
   }
-  const condition = where.join(' AND ');
   const direction = query.sortDirection === 'asc' ? 'ASC' : 'DESC';
-  const countValues = [...values];
-  // The page and the total are independent reads: on the pool they run on two connections at once.
-  const [page, count] = await Promise.all([
-    db.query<Omit<EventRow, 'payload'>>(
-      `SELECT ${SUMMARY_COLUMNS} FROM webhook_events WHERE ${condition}
-       ORDER BY ${SORT_COLUMNS[query.sortBy]} ${direction}, id ${direction}
-       LIMIT ${bind(query.limit)} OFFSET ${bind(query.offset)}`,
-      values,
-    ),
-    db.query<{ total: number }>(
-      `SELECT count(*) AS total FROM webhook_events WHERE ${condition}`,
-      countValues,
-    ),
-  ]);
-  return { rows: page.rows, total: count.rows[0]?.total ?? 0 };
+  return pageWithTotal<Omit<EventRow, 'payload'>>(db, {
+    columns: SUMMARY_COLUMNS,
+    from: 'webhook_events',
+    condition: where.join(' AND '),
+    orderBy: `${SORT_COLUMNS[query.sortBy]} ${direction}, id ${direction}`,
+    limit: bind(query.limit),
+    offset: bind(query.offset),
+    values,
+  });
 }

@@ -77,6 +77,22 @@ export async function insertSubscription(
   return result.rows[0]!;
 }
 
+/** Every column of SubscriptionRow, named: a column added later does not change what a prepared read returns. */
+const SUBSCRIPTION_COLUMNS =
+  'id, organisation_id, endpoint_url, endpoint_url_normalized, event_type_codes, max_retries, status, ' +
+  'consecutive_failures, last_delivery_at, signing_secret_sealed, created_at, updated_at, deleted_at';
+
+// Named (prepared once per connection): PostgreSQL then skips parsing and planning on every later read.
+// For this primary-key look-up planning took longer than running it (0.08 ms against 0.03 ms, issue 6).
+const FIND_SUBSCRIPTION = {
+  name: 'subscriptions.find',
+  text: `SELECT ${SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions WHERE id = $1 AND organisation_id = $2`,
+};
+const FIND_SUBSCRIPTION_FOR_UPDATE = {
+  name: 'subscriptions.find-for-update',
+  text: `${FIND_SUBSCRIPTION.text} FOR NO KEY UPDATE`,
+};
+
 /** One subscription of the organisation, deleted ones included (they stay readable by id). */
 export async function findSubscription(
   db: Queryable,
@@ -84,10 +100,8 @@ export async function findSubscription(
   id: string,
   options: { forUpdate?: boolean } = {},
 ): Promise<SubscriptionRow | undefined> {
-  const result = await db.query<SubscriptionRow>(
-    `SELECT * FROM webhook_subscriptions WHERE id = $1 AND organisation_id = $2${options.forUpdate ? ' FOR NO KEY UPDATE' : ''}`,
-    [id, organisationId],
-  );
+  const statement = options.forUpdate ? FIND_SUBSCRIPTION_FOR_UPDATE : FIND_SUBSCRIPTION;
+  const result = await db.query<SubscriptionRow>({ ...statement, values: [id, organisationId] });
   return result.rows[0];
 }
 

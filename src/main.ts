@@ -22,7 +22,7 @@ async function main(argv: string[]): Promise<number> {
   if (role === 'admin') return runAdminCli(argv.slice(1));
 
   const config = loadConfig();
-  const log = process.env.PERF_LOG === 'sync' ? pino(loggerOptions(config.logLevel), pino.destination({ dest: 1, sync: true })) : process.env.PERF_LOG === 'buffered' ? pino(loggerOptions(config.logLevel), pino.destination({ dest: 1, sync: false, minLength: 4096 })) : pino(loggerOptions(config.logLevel));
+  const log = pino(loggerOptions(config.logLevel));
   const runtime = await openRuntime(config, log, `payment-service:${role}`);
   if (role === 'migrate') {
     log.info('migrations are up to date');

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createPool, type Queryable } from '../../src/db/pool.ts';
 import { newUuid } from '../../src/platform/ids.ts';
+import { searchAttempts } from '../../src/webhooks/attempts/repository.ts';
 import { searchEvents } from '../../src/webhooks/events/repository.ts';
 import { findSubscription } from '../../src/webhooks/subscriptions/repository.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
@@ -119,6 +120,20 @@ describe('search and read SQL (issue 6)', () => {
       offset: 0,
     });
     assert.deepEqual(none, { rows: [], total: 0 });
+  });
+
+  it('answers a delivery-attempts search with one statement too', async () => {
+    const { db: recorder, statements } = recording(db.pool);
+    const result = await searchAttempts(recorder, {
+      organisationId,
+      filters: { webhook_event_ids: [1, 2, 3] },
+      sortBy: 'id',
+      sortDirection: 'desc',
+      limit: 20,
+      offset: 0,
+    });
+    assert.deepEqual(result, { rows: [], total: 0 });
+    assert.equal(statements.length, 1);
   });
 
   it('counts a status filter from the deduplicated (organisation_id, status) index', async () => {

@@ -1,4 +1,5 @@
 // SQL of reading delivery attempts (contract section 4, D4). The delivery engine writes them.
+import { pageWithTotal } from '../../db/paging.ts';
 import type { Queryable } from '../../db/pool.ts';
 import type { AttemptFilters, AttemptSortKey } from './schemas.ts';
 
@@ -65,18 +66,14 @@ export async function searchAttempts(
     where.push(`subscription_id = ANY(${bind(filters.webhook_subscription_ids)}::uuid[])`);
   }
   if (filters.status) where.push(`status = ANY(${bind(filters.status)}::text[])`);
-  const condition = where.join(' AND ');
-  const filterValues = values.slice();
   const direction = query.sortDirection === 'asc' ? 'ASC' : 'DESC';
-  const page = await db.query<AttemptRow>(
-    `SELECT * FROM webhook_delivery_attempts WHERE ${condition}
-     ORDER BY ${SORT_COLUMNS[query.sortBy]} ${direction}, id ${direction}
-     LIMIT ${bind(query.limit)} OFFSET ${bind(query.offset)}`,
+  return pageWithTotal<AttemptRow>(db, {
+    columns: '*',
+    from: 'webhook_delivery_attempts',
+    condition: where.join(' AND '),
+    orderBy: `${SORT_COLUMNS[query.sortBy]} ${direction}, id ${direction}`,
+    limit: bind(query.limit),
+    offset: bind(query.offset),
     values,
-  );
-  const count = await db.query<{ total: number }>(
-    `SELECT count(*) AS total FROM webhook_delivery_attempts WHERE ${condition}`,
-    filterValues,
-  );
-  return { rows: page.rows, total: count.rows[0]?.total ?? 0 };
+  });
 }

@@ -1,5 +1,5 @@
-// Writing results: bench/results/<YYYY-MM-DD>-<scenario>.json and .md (prefixed `smoke-` for smoke runs),
-// and the table printed to the terminal.
+// Writing results: bench/results/<YYYY-MM-DD>-<scenario>[-embedded].json and .md (prefixed `smoke-` for smoke
+// runs, `-embedded` for runs on the embedded server), and the table printed to the terminal.
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Machine } from './machine.ts';
@@ -106,7 +106,9 @@ function markdown(record: ResultRecord): string {
 /** Writes the JSON and markdown files; returns their paths. */
 export async function writeResult(resultsDir: string, record: ResultRecord): Promise<string[]> {
   await mkdir(resultsDir, { recursive: true });
-  const base = `${record.smoke ? 'smoke-' : ''}${record.date.slice(0, 10)}-${record.scenario}`;
+  // A run on the embedded server is named apart, so that it sits beside the external server's run of the day.
+  const server = record.settings.databaseUrl === undefined ? '-embedded' : '';
+  const base = `${record.smoke ? 'smoke-' : ''}${record.date.slice(0, 10)}-${record.scenario}${server}`;
   const json = path.join(resultsDir, `${base}.json`);
   const md = path.join(resultsDir, `${base}.md`);
   await writeFile(json, `${JSON.stringify(record, null, 2)}\n`);

@@ -419,11 +419,8 @@ export async function recomputeEventStatuses(
        UPDATE webhook_events e SET status = summary.status, updated_at = now()
        FROM summary
        WHERE e.id = summary.id AND e.status <> summary.status
-       RETURNING e.id, e.status
      )
-     SELECT e.id, coalesce(changed.status, e.status) AS status
-     FROM webhook_events e LEFT JOIN changed ON changed.id = e.id
-     WHERE e.id = ANY($1::bigint[])`,
+     SELECT id, status FROM summary -- the status each event has now, changed or not`,
     values: [eventIds],
   });
   return new Map(result.rows.map((row) => [row.id, row.status]));

@@ -5,11 +5,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { prepareDeliveries } from '../../src/webhooks/delivery/prepare.ts';
-import * as repo from '../../src/webhooks/delivery/repository.ts';
+import type * as repo from '../../src/webhooks/delivery/repository.ts';
 import type { SendResult } from '../../src/webhooks/delivery/send.ts';
 import { type CompletedAttempt, recordAttempts } from '../../src/webhooks/delivery/service.ts';
 import {
   attemptsOf,
+  claimDue,
   createOrganisation,
   createSubscription,
   type DeliveryTestContext,
@@ -43,14 +44,8 @@ describe('outcomes recorded in batches', () => {
 
   /** Claims every due delivery of the organisation's subscriptions for `workerId`. */
   async function claim(workerId: string, subscriptionIds: string[]): Promise<repo.ClaimedDelivery[]> {
-    const rows = await repo.claimDeliveries(ctx.deps.pool, {
-      workerId,
-      leaseMs: 60_000,
-      limit: 1_000,
-      perSubscription: 1_000,
-      inFlight: new Map(),
-    });
-    return rows.filter((row) => subscriptionIds.includes(row.subscription_id)).sort((a, b) => a.id - b.id);
+    const rows = await claimDue(ctx.deps.pool, workerId);
+    return rows.filter((row) => subscriptionIds.includes(row.subscription_id));
   }
 
   const completed = (delivery: repo.ClaimedDelivery, result: SendResult): CompletedAttempt => ({
@@ -322,15 +317,7 @@ describe('requests prepared in batches', () => {
     });
     await publish(ctx.deps, organisationId);
     await publish(ctx.deps, organisationId);
-    const claimed = (
-      await repo.claimDeliveries(ctx.deps.pool, {
-        workerId: 'prepare-batch',
-        leaseMs: 60_000,
-        limit: 100,
-        perSubscription: 100,
-        inFlight: new Map(),
-      })
-    ).sort((x, y) => x.id - y.id);
+    const claimed = await claimDue(ctx.deps.pool, 'prepare-batch');
     assert.equal(claimed.length, 6);
     const newSecret = await rotateSecret(ctx.deps, rotated.id);
     await setSubscriptionStatus(ctx.deps.pool, paused.id, 'paused');

@@ -10,6 +10,7 @@ import type { AppDeps } from '../../src/platform/deps.ts';
 import { newUuid } from '../../src/platform/ids.ts';
 import { Metrics } from '../../src/platform/metrics.ts';
 import { generateSigningSecret, SecretBox } from '../../src/platform/secrets.ts';
+import * as deliveryRepo from '../../src/webhooks/delivery/repository.ts';
 import {
   type DeliveryWorker,
   type DeliveryWorkerOptions,
@@ -135,6 +136,21 @@ export async function publish(
   );
   assert.equal(result.outcome, 'published');
   return (result as { event: EventRow }).event;
+}
+
+/**
+ * Claims every due delivery (up to 1,000, no per-subscription cap) for `workerId` with a one-minute lease, as
+ * a worker would, sorted by id; the caller then records, gives up or prepares them by hand.
+ */
+export async function claimDue(pool: Pool, workerId: string): Promise<deliveryRepo.ClaimedDelivery[]> {
+  const rows = await deliveryRepo.claimDeliveries(pool, {
+    workerId,
+    leaseMs: 60_000,
+    limit: 1_000,
+    perSubscription: 1_000,
+    inFlight: new Map(),
+  });
+  return rows.sort((a, b) => a.id - b.id);
 }
 
 /** Replay as the events service does it: the event row locked, a new round queued. */

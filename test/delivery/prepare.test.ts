@@ -10,6 +10,7 @@ import { giveUp } from '../../src/webhooks/delivery/service.ts';
 import { answer, type HttpsReceiver, startHttpsReceiver } from '../helpers/https-receiver.ts';
 import {
   attemptsOf,
+  claimDue,
   createOrganisation,
   createSubscription,
   type DeliveryTestContext,
@@ -46,13 +47,7 @@ describe('preparing a claimed delivery', () => {
       maxRetries: 3,
     });
     const event = await publish(ctx.deps, organisationId);
-    const rows = await repo.claimDeliveries(ctx.deps.pool, {
-      workerId: `worker-${name}`,
-      leaseMs: 60_000,
-      limit: 100,
-      perSubscription: 100,
-      inFlight: new Map(),
-    });
+    const rows = await claimDue(ctx.deps.pool, `worker-${name}`);
     const delivery = rows.find((row) => row.event_id === event.id);
     assert.ok(delivery, 'claimed');
     return { subscription, delivery, payload: event.payload };
@@ -153,13 +148,7 @@ describe('giving up a delivery', () => {
   }
 
   const claim = async (workerId: string, eventId: number) => {
-    const rows = await repo.claimDeliveries(ctx.deps.pool, {
-      workerId,
-      leaseMs: 60_000,
-      limit: 100,
-      perSubscription: 100,
-      inFlight: new Map(),
-    });
+    const rows = await claimDue(ctx.deps.pool, workerId);
     const delivery = rows.find((row) => row.event_id === eventId);
     assert.ok(delivery, 'claimed');
     return delivery;

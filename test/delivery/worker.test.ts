@@ -456,3 +456,49 @@ describe('delivery worker', () => {
     assert.equal((await deliveriesOf(ctx.deps.pool, event.id))[0]?.state, 'exhausted');
   });
 });
+
+describe('delivery worker at rest', () => {
+  let ctx: DeliveryTestContext;
+  let receiver: HttpsReceiver;
+
+  before(async () => {
+    // A long lease: the worker's next timed look at the queue (the lease end) is far beyond this test.
+    ctx = await deliveryContext({ WEBHOOK_LEASE_MS: '60000' });
+    receiver = await startHttpsReceiver(answer(200));
+  });
+  after(async () => {
+    await receiver.close();
+    await ctx.close();
+  });
+
+  it('should run no claim for a completed request when nothing else is due', async () => {
+    let claims = 0;
+    const pool = ctx.deps.pool;
+    const counting = new Proxy(pool, {
+      get(target, property) {
+        if (property === 'query') {
+          return (...args: unknown[]) => {
+            if ((args[0] as { name?: string } | undefined)?.name === 'delivery.claim') claims++;
+            return (target.query as (...a: unknown[]) => Promise<unknown>)(...args);
+          };
+        }
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const organisationId = await createOrganisation(pool);
+    await createSubscription(ctx.deps, { organisationId, endpointUrl: `${receiver.origin}/at-rest` });
+    const worker = startTestWorker({ ...ctx.deps, pool: counting }, { listen: false, maxIdleMs: 60_000 });
+    try {
+      await waitUntil(() => claims === 1, 'the first look at the queue');
+      const event = await publish(ctx.deps, organisationId);
+      worker.wake(); // what the NOTIFY of the publishing transaction does
+      await waitForEventStatus(pool, event.id, ['delivered']);
+      // The answer freed a slot and the outcome was recorded: neither is a reason to claim again.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(claims, 2, 'one claim at start, one for the notified event');
+    } finally {
+      await worker.stop();
+    }
+  });
+});

@@ -83,6 +83,12 @@ export function startDeliveryWorker(
   const perSubscription = new Map<string, number>();
   let running = true;
   let wakeRequested = false;
+  /**
+   * Whether the last claim was cut short by this worker's free slots (or none was free). Only then does a
+   * slot freed by any delivery call for a new claim; otherwise a freed slot wakes the loop only if its
+   * subscription was at its cap. An idle worker thus runs no claim per completed request.
+   */
+  let limitedBySlots = false;
   let wakeSleep: (() => void) | undefined;
 
   const wake = () => {
@@ -156,6 +162,7 @@ export function startDeliveryWorker(
         // next claim (this worker is woken as the slot frees) reads the subscription again and sends it.
         await repo.releaseLeases(pool, workerId, [delivery.id]);
         log.debug({ delivery_id: delivery.id }, 'subscription active again; delivery not given up');
+        wake(); // due now
         return;
       }
       if (outcome.recorded) {
@@ -206,6 +213,8 @@ export function startDeliveryWorker(
       );
       return;
     }
+    // A retry is due sooner than the lease end the loop may be sleeping towards: let it look again.
+    if (outcome.attemptStatus === 'pending_retry') wake();
     metrics.webhookAttempts.inc({ outcome: outcome.attempt.status });
     metrics.webhookLatency.observe({ outcome: outcome.attempt.status }, outcome.attempt.latencyMs / 1000);
     log.debug(
@@ -264,7 +273,9 @@ export function startDeliveryWorker(
       if (left > 0) perSubscription.set(delivery.subscription_id, left);
       else perSubscription.delete(delivery.subscription_id);
       metrics.webhookInFlight.dec();
-      wake(); // a slot is free
+      // A slot is free: claim again if slots were what held the worker back, or if this subscription was at
+      // its cap (its due deliveries were left out of the claim and of the wait for the next due one).
+      if (limitedBySlots || left + 1 >= config.webhookConcurrencyPerSubscription) wake();
     };
     const done = deliver(prepared, controller.signal, freeSlot)
       .catch((error: unknown) => {
@@ -274,9 +285,10 @@ export function startDeliveryWorker(
         );
       })
       .finally(() => {
+        const heldAtBound = inFlight.size >= HELD_PER_REQUEST_SLOT * config.webhookConcurrency;
         inFlight.delete(delivery.id);
         freeSlot();
-        wake();
+        if (heldAtBound) wake(); // the bound on held deliveries stopped claiming
       });
     inFlight.set(delivery.id, { subscriptionId: delivery.subscription_id, controller, done });
   }
@@ -306,6 +318,7 @@ export function startDeliveryWorker(
       let delayMs = maxIdleMs;
       try {
         const free = freeSlots();
+        limitedBySlots = free <= 0;
         if (free > 0) {
           const claimed = await repo.claimDeliveries(pool, {
             workerId,
@@ -316,7 +329,10 @@ export function startDeliveryWorker(
           });
           for (const prepared of await prepare(claimed)) start(prepared);
           if (!running) break;
-          if (claimed.length === free) continue; // full: the next round waits for a free slot
+          if (claimed.length === free) {
+            limitedBySlots = true;
+            continue; // full: the next round waits for a free slot
+          }
           const dueInMs = await repo.nextDueInMs(pool, saturated());
           if (dueInMs !== undefined) {
             delayMs = Math.min(

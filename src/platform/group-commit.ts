@@ -6,8 +6,6 @@
 export interface GroupCommit<I, O> {
   /** Resolves with the item's result once its batch has committed; rejects if its batch failed. */
   submit(item: I): Promise<O>;
-  /** Resolves when nothing is waiting or committing. */
-  idle(): Promise<void>;
 }
 
 /**
@@ -60,9 +58,6 @@ export function groupCommit<I, O>(
       const result = new Promise<O>((resolve, reject) => queue.push({ item, resolve, reject }));
       kick();
       return result;
-    },
-    async idle() {
-      while (running) await running;
     },
   };
 }

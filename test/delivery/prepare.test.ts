@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { prepareDelivery, UNSIGNABLE_REASON } from '../../src/webhooks/delivery/prepare.ts';
+import { prepareDeliveries, UNSIGNABLE_REASON } from '../../src/webhooks/delivery/prepare.ts';
 import * as repo from '../../src/webhooks/delivery/repository.ts';
 import { giveUp } from '../../src/webhooks/delivery/service.ts';
 import { answer, type HttpsReceiver, startHttpsReceiver } from '../helpers/https-receiver.ts';
@@ -65,7 +65,7 @@ describe('preparing a claimed delivery', () => {
   it('should sign with the secret rotated after the claim, and only with it', async () => {
     const { subscription, delivery, payload } = await claimed('rotated');
     const rotated = await rotateSecret(ctx.deps, subscription.id);
-    const prepared = await prepareDelivery(ctx.deps.pool, ctx.deps.secretBox, delivery);
+    const prepared = (await prepareDeliveries(ctx.deps.pool, ctx.deps.secretBox, [delivery]))[0]!;
     assert.equal(prepared.kind, 'send');
     const { headers } = prepared as { headers: Record<string, string> };
     assert.equal(verifies(rotated, payload, headers), true, 'verifies with the new secret');
@@ -79,7 +79,7 @@ describe('preparing a claimed delivery', () => {
        WHERE id = $1`,
       [subscription.id],
     );
-    const prepared = await prepareDelivery(ctx.deps.pool, ctx.deps.secretBox, delivery);
+    const prepared = (await prepareDeliveries(ctx.deps.pool, ctx.deps.secretBox, [delivery]))[0]!;
     assert.equal(prepared.kind, 'send');
     assert.equal(prepared.delivery.endpoint_url, 'https://hook.example/new-home');
     assert.equal(prepared.delivery.max_retries, 1);
@@ -89,7 +89,7 @@ describe('preparing a claimed delivery', () => {
     it(`should send nothing when the subscription became ${status} after the claim`, async () => {
       const { subscription, delivery } = await claimed(`became-${status}`);
       await setSubscriptionStatus(ctx.deps.pool, subscription.id, status);
-      const prepared = await prepareDelivery(ctx.deps.pool, ctx.deps.secretBox, delivery);
+      const prepared = (await prepareDeliveries(ctx.deps.pool, ctx.deps.secretBox, [delivery]))[0]!;
       assert.equal(prepared.kind, 'inactive');
       assert.equal(prepared.delivery.subscription_status, status);
     });
@@ -103,7 +103,7 @@ describe('preparing a claimed delivery', () => {
       subscription.id,
       damaged,
     ]);
-    const prepared = await prepareDelivery(ctx.deps.pool, ctx.deps.secretBox, delivery);
+    const prepared = (await prepareDeliveries(ctx.deps.pool, ctx.deps.secretBox, [delivery]))[0]!;
     assert.equal(prepared.kind, 'unsendable');
     const { result } = prepared as { result: { kind: string; reason: string; latencyMs: number } };
     assert.deepEqual(result, { kind: 'error', latencyMs: 0, reason: UNSIGNABLE_REASON });
@@ -116,7 +116,7 @@ describe('preparing a claimed delivery', () => {
       subscription.id,
       'not a url',
     ]);
-    const prepared = await prepareDelivery(ctx.deps.pool, ctx.deps.secretBox, delivery);
+    const prepared = (await prepareDeliveries(ctx.deps.pool, ctx.deps.secretBox, [delivery]))[0]!;
     assert.equal(prepared.kind, 'unsendable');
     assert.match((prepared as { result: { reason: string } }).result.reason, /endpoint_url/);
   });

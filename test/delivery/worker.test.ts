@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as repo from '../../src/webhooks/delivery/repository.ts';
-import { recordAttempt } from '../../src/webhooks/delivery/service.ts';
+import { recordAttempts } from '../../src/webhooks/delivery/service.ts';
 import { answer, type HttpsReceiver, startHttpsReceiver } from '../helpers/https-receiver.ts';
 import {
   attemptsOf,
@@ -225,14 +225,18 @@ describe('delivery worker', () => {
       const [request] = receiver.requests.filter((r) => r.path === '/leased');
       assert.ok(request!.receivedAt - claimedAt >= 1_400, 'sent only after the lease expired');
       // Fencing: the dead worker, coming back, cannot record over the delivery.
-      const late = await recordAttempt(ctx.deps.pool, {
+      const late = await recordAttempts(ctx.deps.pool, {
         workerId: 'dead-worker',
-        delivery: claimed[0]!,
-        result: { kind: 'response', statusCode: 500, bodySnippet: '', latencyMs: 1 },
-        requestHeaders: {},
+        attempts: [
+          {
+            delivery: claimed[0]!,
+            result: { kind: 'response', statusCode: 500, bodySnippet: '', latencyMs: 1 },
+            requestHeaders: {},
+          },
+        ],
         retryScheduleMs: [1000],
       });
-      assert.deepEqual(late, { recorded: false });
+      assert.deepEqual(late, [{ recorded: false }]);
       const attempts = await attemptsOf(ctx.deps.pool, event.id);
       assert.deepEqual(
         attempts.map((attempt) => attempt.status),

@@ -91,17 +91,6 @@ export async function prepareDeliveries(
   });
 }
 
-/** Prepares one claimed delivery (prepareDeliveries with one row). */
-export async function prepareDelivery(
-  db: Queryable,
-  secretBox: Pick<SecretBox, 'decrypt'>,
-  claimed: ClaimedDelivery,
-  nowMs: number = Date.now(),
-): Promise<PreparedDelivery> {
-  const [prepared] = await prepareDeliveries(db, secretBox, [claimed], nowMs);
-  return prepared!;
-}
-
 function isHttpsUrl(url: string): boolean {
   if (!URL.canParse(url)) return false;
   const parsed = new URL(url);

@@ -135,7 +135,7 @@ export async function readSubscriptionsForSend(
  * The subscription's status inside a give-up transaction (D10: given up only if it is not active when the
  * attempt falls due). FOR SHARE holds the status until commit, so a re-activation either commits first and
  * is seen here (nothing is given up) or waits and applies to later deliveries. Taken after the event and
- * delivery locks, the order recordAttempt uses; it does not conflict with the foreign-key KEY SHARE lock
+ * delivery locks, the order recordAttempts uses; it does not conflict with the foreign-key KEY SHARE lock
  * of the attempt insert. Undefined if the row is gone.
  */
 export async function subscriptionStatusForGiveUp(

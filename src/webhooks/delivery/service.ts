@@ -153,19 +153,6 @@ export async function recordAttempts(
   });
 }
 
-/** Records one completed request (recordAttempts with a batch of one). */
-export async function recordAttempt(
-  pool: Pool,
-  input: CompletedAttempt & { workerId: string; retryScheduleMs: readonly number[] },
-): Promise<RecordOutcome> {
-  const [outcome] = await recordAttempts(pool, {
-    workerId: input.workerId,
-    attempts: [input],
-    retryScheduleMs: input.retryScheduleMs,
-  });
-  return outcome!;
-}
-
 const unique = <T>(values: readonly T[]): T[] => [...new Set(values)];
 
 export type GiveUpOutcome =

@@ -94,10 +94,8 @@ async function throughputRun(context: ScenarioContext, workers: number): Promise
       context.startService('worker', env, `worker-${workers}w-${index + 1}`),
     ),
   );
-  const cpuBefore = await cpuSnapshot(
-    started.map((worker) => worker.pid),
-    db.pool,
-  );
+  const workerPids = started.map((worker) => worker.pid);
+  const cpuBefore = await cpuSnapshot(workerPids, db.pool);
   const waitSampler = sampleWaits(db.pool);
   await waitUntil(`${events} deliveries at the receiver`, () => receiver.unique >= events, {
     timeoutMs: 60_000 + (events / DELIVERY_FLOOR_PER_SECOND) * 1000,
@@ -108,14 +106,7 @@ async function throughputRun(context: ScenarioContext, workers: number): Promise
   const receiverMs = receiver.lastAck - receiver.firstArrival;
   const recordedAt = await waitForNoPending(db.pool, { timeoutMs: 60_000, signal });
   const waits = await waitSampler.stop();
-  const cpuPerDelivery = cpuPerItem(
-    cpuBefore,
-    await cpuSnapshot(
-      started.map((worker) => worker.pid),
-      db.pool,
-    ),
-    events,
-  );
+  const cpuPerDelivery = cpuPerItem(cpuBefore, await cpuSnapshot(workerPids, db.pool), events);
   const peakRssMb = started.map((worker) => worker.peakRssMb());
   await Promise.all(started.map((worker) => worker.stop()));
   await receiver.close();

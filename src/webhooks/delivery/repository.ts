@@ -155,13 +155,16 @@ export async function subscriptionStatusForGiveUp(
  * worker clocks do not matter.
  */
 export async function nextDueInMs(db: Queryable, saturated: string[]): Promise<number | undefined> {
+  // Clamped here, not with greatest(0, ...): GREATEST ignores a NULL, so with nothing pending it answered 0
+  // ("due now") and an idle worker claimed again every BUSY_RETRY_MS.
   const result = await db.query<{ ms: number | null }>(
-    `SELECT greatest(0, ceil(extract(epoch FROM min(next_attempt_at) - clock_timestamp()) * 1000))::bigint AS ms
+    `SELECT ceil(extract(epoch FROM min(next_attempt_at) - clock_timestamp()) * 1000)::bigint AS ms
      FROM webhook_deliveries
      WHERE state = 'pending' AND NOT (subscription_id = ANY($1::uuid[]))`,
     [saturated],
   );
-  return result.rows[0]?.ms ?? undefined;
+  const ms = result.rows[0]?.ms ?? null;
+  return ms === null ? undefined : Math.max(0, ms);
 }
 
 /** Graceful stop: hands unfinished deliveries back, due now, for any worker. */

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
 import { newDeliveryHeaderId, newEventPublicId } from '../../src/platform/ids.ts';
-import { webhookHeaders } from '../../src/webhooks/delivery/sign.ts';
+import { signingKey, webhookHeaders } from '../../src/webhooks/delivery/sign.ts';
 import { buildPayload } from '../../src/webhooks/publish.ts';
 import { EVENT_TYPE, transferData } from './seed.ts';
 
@@ -32,6 +32,7 @@ async function main(input: LimitClientInput): Promise<LimitClientOutput> {
     return { publicId, body: buildPayload(publicId, EVENT_TYPE, new Date(), transferData(index)) };
   });
   const agent = new Agent({ connect: { ca: readFileSync(input.caFile, 'utf8') }, keepAliveTimeout: 4_000 });
+  const key = signingKey(input.secret); // derived once per secret, as a worker does once per claim
   let next = 0;
   let sent = 0;
   let failures = 0;
@@ -40,7 +41,7 @@ async function main(input: LimitClientInput): Promise<LimitClientOutput> {
     while (next < events.length) {
       const event = events[next++]!;
       const headers = webhookHeaders({
-        secret: input.secret,
+        key,
         eventPublicId: event.publicId,
         body: event.body,
         timestamp: Math.floor(Date.now() / 1000),

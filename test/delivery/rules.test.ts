@@ -7,7 +7,7 @@ import { ConfigError, loadConfig } from '../../src/config.ts';
 import { generateSigningSecret } from '../../src/platform/secrets.ts';
 import { classify, decide, settledStatus, tallyFailures } from '../../src/webhooks/delivery/outcome.ts';
 import { retryDelayMs, willRetry } from '../../src/webhooks/delivery/schedule.ts';
-import { sign, webhookHeaders } from '../../src/webhooks/delivery/sign.ts';
+import { sign, signingKey, webhookHeaders } from '../../src/webhooks/delivery/sign.ts';
 
 describe('delivery rules', () => {
   it('should wait schedule[n-1] after failed attempt n, repeating the last entry', () => {
@@ -27,7 +27,7 @@ describe('delivery rules', () => {
       const body = JSON.stringify({ id: `evt_${i}`, data: { note: 'é✓\n"' } });
       const timestamp = 1_795_000_000 + i;
       const library = new Webhook(secret).sign(`evt_${i}`, new Date(timestamp * 1000), body);
-      assert.equal(sign(secret, `evt_${i}`, timestamp, body), library);
+      assert.equal(sign(signingKey(secret), `evt_${i}`, timestamp, body), library);
     }
   });
 
@@ -35,7 +35,7 @@ describe('delivery rules', () => {
     const secret = generateSigningSecret();
     const body = '{"id":"evt_1","type":"transfer.completed"}';
     const headers = webhookHeaders({
-      secret,
+      key: signingKey(secret),
       eventPublicId: 'evt_1',
       body,
       timestamp: Math.floor(Date.now() / 1000),

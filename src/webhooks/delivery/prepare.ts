@@ -4,13 +4,15 @@
 // committed since then must apply to this request. What cannot be sent at all (a secret this process cannot
 // unseal, an unusable URL) becomes a failed attempt, so that retries, exhaustion and dead_letter apply
 // instead of the delivery being re-claimed forever.
+
+import type { KeyObject } from 'node:crypto';
 import type { Queryable } from '../../db/pool.ts';
 import { newDeliveryHeaderId } from '../../platform/ids.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import type { ClaimedDelivery } from './repository.ts';
 import * as repo from './repository.ts';
 import type { SendResult } from './send.ts';
-import { webhookHeaders } from './sign.ts';
+import { signingKey, webhookHeaders } from './sign.ts';
 
 /** failure_reason of an attempt whose request could not be signed. Names no secret material. */
 export const UNSIGNABLE_REASON =
@@ -30,7 +32,7 @@ export type PreparedDelivery =
  * Re-reads the claimed deliveries' subscriptions (one SELECT for them all) and prepares each request, in
  * input order. Each returned `delivery` is the claimed one with its subscription's current status,
  * endpoint_url, sealed secret and max_retries, so the outcome is also decided with the current
- * max_retries. A secret is unsealed once per subscription. Throws only on a storage error (the leases
+ * max_retries. A secret is unsealed, and its signing key derived, once per subscription. Throws only on a storage error (the leases
  * then expire, or are released, and the deliveries are claimed again: at-least-once).
  */
 export async function prepareDeliveries(
@@ -45,18 +47,18 @@ export async function prepareDeliveries(
       (row) => [row.id, row],
     ),
   );
-  const secrets = new Map<string, string | undefined>();
-  const unseal = (sealed: string): string | undefined => {
-    if (!secrets.has(sealed)) {
+  const keys = new Map<string, KeyObject | undefined>();
+  const unseal = (sealed: string): KeyObject | undefined => {
+    if (!keys.has(sealed)) {
       try {
-        secrets.set(sealed, secretBox.decrypt(sealed));
+        keys.set(sealed, signingKey(secretBox.decrypt(sealed)));
       } catch {
         // Another SECRETS_ENCRYPTION_KEY or a damaged row. The error itself is dropped: nothing derived
         // from the sealed value reaches the attempt or the logs (D13).
-        secrets.set(sealed, undefined);
+        keys.set(sealed, undefined);
       }
     }
-    return secrets.get(sealed);
+    return keys.get(sealed);
   };
   const timestamp = Math.floor(nowMs / 1000);
 
@@ -78,10 +80,10 @@ export async function prepareDeliveries(
       result: { kind: 'error', latencyMs: 0, reason },
     });
     if (!isHttpsUrl(delivery.endpoint_url)) return unsendable(UNUSABLE_URL_REASON);
-    const secret = unseal(delivery.signing_secret_sealed);
-    if (secret === undefined) return unsendable(UNSIGNABLE_REASON);
+    const key = unseal(delivery.signing_secret_sealed);
+    if (key === undefined) return unsendable(UNSIGNABLE_REASON);
     const headers = webhookHeaders({
-      secret,
+      key,
       eventPublicId: delivery.event_public_id,
       body: delivery.payload,
       timestamp,

@@ -5,7 +5,7 @@ import type { AppDeps } from '../../platform/deps.ts';
 import { newDeliveryHeaderId, newEventPublicId } from '../../platform/ids.ts';
 import { buildPayload } from '../publish.ts';
 import { createDeliveryAgent, type SendResult, sendWebhook, type TransportOptions } from './send.ts';
-import { webhookHeaders } from './sign.ts';
+import { signingKey, webhookHeaders } from './sign.ts';
 
 export const PROBE_TIMEOUT_MS = 10_000;
 export const PROBE_EVENT_TYPE = 'webhook.ping';
@@ -28,7 +28,7 @@ export async function probeEndpoint(
     const publicId = newEventPublicId();
     const body = buildPayload(publicId, PROBE_EVENT_TYPE, new Date(), { subscription_id: subscription.id });
     const headers = webhookHeaders({
-      secret: subscription.signing_secret,
+      key: signingKey(subscription.signing_secret),
       eventPublicId: publicId,
       body,
       timestamp: Math.floor(Date.now() / 1000),

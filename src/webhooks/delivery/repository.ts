@@ -185,6 +185,12 @@ export async function releaseLeases(db: Queryable, workerId: string, ids: number
 // the parameter count fixed. Row locks are taken in id order (events, then deliveries, then
 // subscriptions), the same order in every transaction that takes more than one, so batches of several
 // workers cannot deadlock each other.
+//
+// ROWS_BY_ID: a statement that joins a table to json_to_recordset also filters the table by the ids as an
+// array. The planner cannot see how many rows the JSON holds (it assumes 100), and on a table of a few
+// tens of thousands of rows it then hashes a sequential scan of the whole table: EXPLAIN showed the
+// deliveries update of a 64-outcome batch reading all 20,000 rows (5.3 ms; 1.4 ms with the array), and
+// the cost grows with the table. `id = ANY($n)` is an index scan whatever the table's size.
 
 /**
  * Locks the events' rows for the outcome transaction: outcomes of one event are recorded one transaction at
@@ -254,8 +260,8 @@ export async function settleAttempts(
      SET status = s.status, next_retry_at = NULL, failure_reason = coalesce(s.failure_reason, a.failure_reason),
          updated_at = now()
      FROM json_to_recordset($1::json) AS s(id bigint, status text, failure_reason text)
-     WHERE a.id = s.id`,
-    values: [toJson(settlements)],
+     WHERE a.id = s.id AND a.id = ANY($2::bigint[]) -- see ROWS_BY_ID`,
+    values: [toJson(settlements), settlements.map((settlement) => settlement.id)],
   });
 }
 
@@ -325,8 +331,8 @@ export async function updateDeliveries(db: Queryable, changes: readonly Delivery
          next_attempt_at = now() + c.delay_ms * interval '1 millisecond',
          locked_by = NULL, locked_until = NULL, updated_at = now()
      FROM json_to_recordset($1::json) AS c(id bigint, state text, attempts_in_round int, delay_ms bigint)
-     WHERE d.id = c.id`,
-    values: [toJson(changes)],
+     WHERE d.id = c.id AND d.id = ANY($2::bigint[]) -- see ROWS_BY_ID`,
+    values: [toJson(changes), changes.map((change) => change.id)],
   });
 }
 
@@ -367,8 +373,9 @@ export async function recordSubscriptionResults(
        SELECT s.id, s.status, s.consecutive_failures, t.succeeded, t.failures_before_first_success,
               t.failures_after_last_success, t.longest_failure_run_between_successes
        FROM webhook_subscriptions s JOIN tally t ON t.subscription_id = s.id
-       WHERE t.failures > 0 OR s.consecutive_failures <> 0 OR s.last_delivery_at IS NULL
-          OR s.last_delivery_at < clock_timestamp() - interval '1 second'
+       WHERE s.id = ANY($3::uuid[]) -- see ROWS_BY_ID
+         AND (t.failures > 0 OR s.consecutive_failures <> 0 OR s.last_delivery_at IS NULL
+          OR s.last_delivery_at < clock_timestamp() - interval '1 second')
        ORDER BY s.id
        FOR NO KEY UPDATE OF s
      ),
@@ -390,7 +397,7 @@ export async function recordSubscriptionResults(
      FROM next n
      WHERE s.id = n.id
      RETURNING s.id, n.auto_disable AS auto_disabled`,
-    values: [toJson(tallies), autoDisableAfter],
+    values: [toJson(tallies), autoDisableAfter, tallies.map((tally) => tally.subscription_id)],
   });
   return new Set(result.rows.filter((row) => row.auto_disabled).map((row) => row.id));
 }

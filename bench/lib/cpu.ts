@@ -78,3 +78,72 @@ export function cpuPerItem(
   }
   return result;
 }
+
+interface MachineSample {
+  /** performance.now() of the bench process. */
+  at: number;
+  /** CPU milliseconds all cores spent not idle since boot (user, nice, system, irq, softirq, steal). */
+  busyMs: number;
+  /** Cores counted in that figure. */
+  cores: number;
+}
+
+function readMachineSample(): MachineSample | undefined {
+  try {
+    // First line of /proc/stat: "cpu  user nice system idle iowait irq softirq steal guest guest_nice" (ticks).
+    const lines = readFileSync('/proc/stat', 'utf8').split('\n');
+    const fields = lines[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const [user, nice, system, , , irq, softirq, steal] = fields;
+    const busy = user! + nice! + system! + irq! + softirq! + steal!;
+    const cores = lines.filter((line) => /^cpu\d+ /.test(line)).length;
+    return { at: performance.now(), busyMs: (busy * 1000) / TICKS_PER_SECOND, cores };
+  } catch {
+    return undefined;
+  }
+}
+
+export interface MachineCpuSampler {
+  /**
+   * Busy CPU milliseconds of the whole machine (every process, the kernel's network work included) per item
+   * over the window [from, to] (performance.now() ms), and the share of all cores that was busy then.
+   * Undefined where /proc/stat is unreadable or the window held fewer than two samples.
+   */
+  perItem(from: number, to: number, items: number): { ms: number; busyPercent: number } | undefined;
+  stop(): void;
+}
+
+/**
+ * Samples /proc/stat every `intervalMs` so that the machine's CPU can be read over a window known only
+ * afterwards (the receiver's first arrival to last acknowledgement). Both delivery-limit and
+ * delivery-throughput are bound by these cores once they are all busy, so the ratio of their machine CPU per
+ * request is what the ratio of their rates tends to.
+ */
+export function sampleMachineCpu(intervalMs = 50): MachineCpuSampler {
+  const samples: MachineSample[] = [];
+  const take = () => {
+    const sample = readMachineSample();
+    if (sample) samples.push(sample);
+  };
+  take();
+  const timer = setInterval(take, intervalMs);
+  let stopped = false;
+  return {
+    perItem(from, to, items) {
+      const inside = samples.filter((sample) => sample.at >= from && sample.at <= to);
+      const first = inside[0];
+      const last = inside.at(-1);
+      if (!first || !last || last.at - first.at <= 0 || items <= 0) return undefined;
+      const busyPerMs = (last.busyMs - first.busyMs) / (last.at - first.at);
+      return {
+        ms: Math.round(((busyPerMs * (to - from)) / items) * 1000) / 1000,
+        busyPercent: Math.round((busyPerMs / last.cores) * 100),
+      };
+    },
+    stop() {
+      if (stopped) return;
+      stopped = true;
+      clearInterval(timer);
+      take();
+    },
+  };
+}

@@ -23,6 +23,8 @@ export interface LimitClientOutput {
   failures: number;
   firstFailure: string | undefined;
   elapsedMs: number;
+  /** This process's CPU milliseconds (user + system) from the clock start to the last answer. */
+  cpuMs: number;
 }
 
 async function main(input: LimitClientInput): Promise<LimitClientOutput> {
@@ -67,10 +69,12 @@ async function main(input: LimitClientInput): Promise<LimitClientOutput> {
     }
   };
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   await Promise.all(Array.from({ length: input.concurrency }, lane));
+  const cpu = process.cpuUsage(cpuBefore);
   const elapsedMs = performance.now() - started;
   await agent.close();
-  return { sent, failures, firstFailure, elapsedMs };
+  return { sent, failures, firstFailure, elapsedMs, cpuMs: (cpu.user + cpu.system) / 1000 };
 }
 
 if (import.meta.main) {

@@ -2,6 +2,7 @@
 // N Standard Webhooks requests, each signed as the worker signs, from a bare undici client process with
 // WEBHOOK_CONCURRENCY requests in flight. No database. The ceiling delivery-throughput is compared with.
 import { generateSigningSecret } from '../../src/platform/secrets.ts';
+import { sampleMachineCpu, selfCpuMs } from '../lib/cpu.ts';
 import { runScript } from '../lib/processes.ts';
 import { startReceiver } from '../lib/receiver.ts';
 import type { Scenario, ScenarioContext, ScenarioResult } from '../lib/scenario.ts';
@@ -12,6 +13,7 @@ interface LimitClientOutput {
   failures: number;
   firstFailure: string | undefined;
   elapsedMs: number;
+  cpuMs: number;
 }
 
 export interface LimitMeasurement {
@@ -24,6 +26,11 @@ export interface LimitMeasurement {
   duplicates: number;
   signaturesVerified: number;
   badSignatures: number;
+  /**
+   * CPU milliseconds per request: the client process (while sending), the bench process (the receiver),
+   * and the whole machine over the receiver's window with the share of its cores that was busy.
+   */
+  cpuPerRequest: { clientMs: number; receiverMs: number; machineMs?: number; machineBusyPercent?: number };
 }
 
 /** One delivery-limit measurement of `count` requests (delivery-throughput uses it when run on its own). */
@@ -33,7 +40,9 @@ export async function measureLimit(context: ScenarioContext, count: number): Pro
   const secret = generateSigningSecret();
   const receiver = await startReceiver({ certificate, secretFor: () => secret });
   context.defer(() => receiver.close());
+  const machine = sampleMachineCpu();
   try {
+    const benchCpuBefore = selfCpuMs();
     const output = await runScript<LimitClientOutput>(
       'limit-client.ts',
       [
@@ -55,7 +64,11 @@ export async function measureLimit(context: ScenarioContext, count: number): Pro
       signal,
       progress: () => `${receiver.unique} of ${count}`,
     });
+    const receiverCpuMs = selfCpuMs() - benchCpuBefore;
+    machine.stop();
     const receiverMs = receiver.lastAck - receiver.firstArrival;
+    const machineCpu = machine.perItem(receiver.firstArrival, receiver.lastAck, count);
+    const perRequest = (ms: number) => round(ms / count, 3);
     return {
       requests: count,
       rate: perSecond(count, receiverMs),
@@ -65,8 +78,14 @@ export async function measureLimit(context: ScenarioContext, count: number): Pro
       duplicates: receiver.requests - receiver.unique,
       signaturesVerified: receiver.verified,
       badSignatures: receiver.badSignatures,
+      cpuPerRequest: {
+        clientMs: perRequest(output.cpuMs),
+        receiverMs: perRequest(receiverCpuMs),
+        ...(machineCpu ? { machineMs: machineCpu.ms, machineBusyPercent: machineCpu.busyPercent } : {}),
+      },
     };
   } finally {
+    machine.stop();
     await receiver.close();
   }
 }
@@ -88,6 +107,10 @@ export const deliveryLimit: Scenario = {
     const metrics: ScenarioResult['metrics'] = [
       { name: 'requests/s (limit)', value: limit.rate, unit: '/s' },
       { name: 'requests', value: limit.requests, unit: '' },
+      { name: 'CPU ms per request: client', value: limit.cpuPerRequest.clientMs, unit: 'ms' },
+      { name: 'CPU ms per request: receiver', value: limit.cpuPerRequest.receiverMs, unit: 'ms' },
+      { name: 'CPU ms per request: machine', value: limit.cpuPerRequest.machineMs ?? null, unit: 'ms' },
+      { name: 'cores busy', value: limit.cpuPerRequest.machineBusyPercent ?? null, unit: '%' },
     ];
     if (typeof oneWorker === 'number') {
       metrics.push({

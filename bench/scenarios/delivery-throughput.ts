@@ -10,7 +10,7 @@ import {
   type WaitProfile,
   waitForNoPending,
 } from '../lib/checks.ts';
-import { cpuPerItem, cpuSnapshot } from '../lib/cpu.ts';
+import { cpuPerItem, cpuSnapshot, sampleMachineCpu } from '../lib/cpu.ts';
 import { startReceiver } from '../lib/receiver.ts';
 import {
   atLeast,
@@ -47,6 +47,8 @@ export interface ThroughputRun {
    * (summed), the PostgreSQL backends of the run's database, and the bench process (mostly the receiver).
    */
   cpuPerDelivery: { workersMs?: number; postgresMs?: number; benchMs: number };
+  /** Busy CPU of the whole machine per delivery over the receiver's window, and the share of cores busy. */
+  machineCpu: { ms: number; busyPercent: number } | undefined;
   peakRssMb: Array<number | undefined>;
   problems: string[];
 }
@@ -96,6 +98,8 @@ async function throughputRun(context: ScenarioContext, workers: number): Promise
   );
   const workerPids = started.map((worker) => worker.pid);
   const cpuBefore = await cpuSnapshot(workerPids, db.pool);
+  const machine = sampleMachineCpu();
+  context.defer(() => machine.stop());
   const waitSampler = sampleWaits(db.pool);
   await waitUntil(`${events} deliveries at the receiver`, () => receiver.unique >= events, {
     timeoutMs: 60_000 + (events / DELIVERY_FLOOR_PER_SECOND) * 1000,
@@ -104,6 +108,8 @@ async function throughputRun(context: ScenarioContext, workers: number): Promise
     progress: () => `${receiver.unique} received`,
   });
   const receiverMs = receiver.lastAck - receiver.firstArrival;
+  machine.stop();
+  const machineCpu = machine.perItem(receiver.firstArrival, receiver.lastAck, events);
   const recordedAt = await waitForNoPending(db.pool, { timeoutMs: 60_000, signal });
   const waits = await waitSampler.stop();
   const cpuPerDelivery = cpuPerItem(cpuBefore, await cpuSnapshot(workerPids, db.pool), events);
@@ -132,6 +138,7 @@ async function throughputRun(context: ScenarioContext, workers: number): Promise
     commitsPerDelivery: round(commits / events, 2),
     waits,
     cpuPerDelivery,
+    machineCpu,
     peakRssMb,
     problems,
   };
@@ -158,12 +165,20 @@ export const deliveryThroughput: Scenario = {
       runs.push(run);
     }
     const limitResult = context.previous.get('delivery-limit');
-    let limit: Pick<LimitMeasurement, 'rate' | 'requests'> | undefined;
-    const limitRate = limitResult?.metrics.find((metric) => metric.name === 'requests/s (limit)')?.value;
-    if (typeof limitRate === 'number') limit = { rate: limitRate, requests: settings.events };
-    else {
+    let limit: Pick<LimitMeasurement, 'rate' | 'requests'> & { machineMs?: number | undefined };
+    const limitMetric = (name: string) => limitResult?.metrics.find((metric) => metric.name === name)?.value;
+    const limitRate = limitMetric('requests/s (limit)');
+    if (typeof limitRate === 'number') {
+      const machineMs = limitMetric('CPU ms per request: machine');
+      limit = {
+        rate: limitRate,
+        requests: settings.events,
+        machineMs: typeof machineMs === 'number' ? machineMs : undefined,
+      };
+    } else {
       context.log('measuring delivery-limit for the ratio');
-      limit = await measureLimit(context, settings.events);
+      const measured = await measureLimit(context, settings.events);
+      limit = { ...measured, machineMs: measured.cpuPerRequest.machineMs };
     }
 
     const metrics: Metric[] = [];
@@ -201,6 +216,21 @@ export const deliveryThroughput: Scenario = {
         unit: 'ms',
       });
       metrics.push({ name: `CPU ms per delivery: receiver, ${label}`, value: cpu.benchMs, unit: 'ms' });
+      metrics.push({
+        name: `CPU ms per delivery: machine, ${label}`,
+        value: run.machineCpu?.ms ?? null,
+        unit: 'ms',
+      });
+      metrics.push({ name: `cores busy, ${label}`, value: run.machineCpu?.busyPercent ?? null, unit: '%' });
+      // Both runs are bound by the same cores once these are all busy: their rates then stand as the
+      // inverse of their machine CPU per request, whatever the engine does with the rest of its time.
+      if (run.machineCpu && limit.machineMs !== undefined) {
+        metrics.push({
+          name: `ratio of machine CPU per request (limit / delivery), ${label}`,
+          value: round(limit.machineMs / run.machineCpu.ms, 2),
+          unit: '×',
+        });
+      }
       run.peakRssMb.forEach((peak, index) => {
         metrics.push(rssMetric(`peak RSS worker ${index + 1} of ${run.workers}`, peak));
       });

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as repo from '../../src/webhooks/delivery/repository.ts';
 import { recordAttempts } from '../../src/webhooks/delivery/service.ts';
+import { HELD_PER_REQUEST_SLOT } from '../../src/webhooks/delivery/worker.ts';
 import { answer, type HttpsReceiver, startHttpsReceiver } from '../helpers/https-receiver.ts';
 import {
   attemptsOf,
@@ -162,14 +163,15 @@ describe('delivery worker', () => {
     }
   });
 
-  it('should keep sending while outcomes wait for the database, holding at most twice WEBHOOK_CONCURRENCY deliveries', async () => {
+  it('should keep sending while outcomes wait for the database, holding at most HELD_PER_REQUEST_SLOT x WEBHOOK_CONCURRENCY deliveries', async () => {
     receiver.setHandler(answer(200));
     const { organisationId } = await subscriber('/recording-blocked');
+    const bound = HELD_PER_REQUEST_SLOT * ctx.deps.config.webhookConcurrency; // 4 x 4
     const events: Awaited<ReturnType<typeof publish>>[] = [];
-    for (let i = 0; i < 10; i++) events.push(await publish(ctx.deps, organisationId));
+    for (let i = 0; i < bound + 4; i++) events.push(await publish(ctx.deps, organisationId));
     // Another transaction holds the first event's row: the outcome transaction that records it waits, and so
     // does every later batch (one commit at a time). Requests must go on regardless: each slot is freed when
-    // the endpoint answers. Held deliveries (sending or recording) stop at 2 x WEBHOOK_CONCURRENCY = 8.
+    // the endpoint answers. Held deliveries (sending or recording) stop at the bound, 16.
     const blocker = await ctx.deps.pool.connect();
     await blocker.query('BEGIN');
     await blocker.query('SELECT id FROM webhook_events WHERE id = $1 FOR NO KEY UPDATE', [events[0]!.id]);
@@ -186,10 +188,10 @@ describe('delivery worker', () => {
             [events.map((event) => event.id)],
           )
         ).rows[0]!.n;
-      await waitUntil(async () => received() - (await recorded()) >= 8, '8 deliveries held');
+      await waitUntil(async () => received() - (await recorded()) >= bound, `${bound} deliveries held`);
       await new Promise((resolve) => setTimeout(resolve, 500));
-      assert.equal(received() - (await recorded()), 8, 'no more than 8 deliveries held');
-      assert.ok(received() < 10, 'the first event outcome and the ones after it wait');
+      assert.equal(received() - (await recorded()), bound, `no more than ${bound} deliveries held`);
+      assert.ok(received() < events.length, 'the first event outcome and the ones after it wait');
       assert.deepEqual(
         (await attemptsOf(ctx.deps.pool, events[0]!.id)).length,
         0,
@@ -197,7 +199,7 @@ describe('delivery worker', () => {
       );
       await blocker.query('COMMIT');
       for (const event of events) await waitForEventStatus(ctx.deps.pool, event.id, ['delivered']);
-      assert.equal(received(), 10, 'each delivery sent once');
+      assert.equal(received(), events.length, 'each delivery sent once');
     } finally {
       await blocker.query('ROLLBACK').catch(() => {});
       blocker.release();

@@ -135,7 +135,7 @@ describe('admin CLI (D7)', () => {
       assert.deepEqual(created.scopes, ['webhooks:read']);
       const removed = cli(['delete-client', created.client_id]);
       assert.equal(removed.status, 0, removed.stderr);
-      const missing = cli(['delete-client', created.client_id + 'x']);
+      const missing = cli(['delete-client', `${created.client_id}x`]);
       assert.equal(missing.status, 1);
       assert.match(missing.stderr, /NOT_FOUND/);
     } finally {

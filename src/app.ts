@@ -86,9 +86,14 @@ export async function buildApp(deps: AppDeps, options: BuildOptions): Promise<Ap
     );
   installErrorHandling(app, allowedMethods);
 
+  // The access line holds fixed fields only, none of them a credential, so it skips pino's redaction:
+  // matching REDACTED_PATHS (wildcards included) against it cost 6 of its 10 µs, on every request
+  // (GET subscription, issue 6). Every other line, and any object logged, is still redacted.
+  const accessLog = app.log.child({}, { redact: [] });
   app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
+    accessLog.info(
       {
+        request_id: request.id,
         method: request.method,
         url: request.url,
         status: reply.statusCode,

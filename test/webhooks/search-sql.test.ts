@@ -14,16 +14,17 @@ const EVENTS = 3_000;
 // Event g is dead_letter when g % 10 = 0: 300 of them.
 const DEAD = EVENTS / 10;
 
-/** A Queryable that records every statement it is given and runs it on `target`. */
+/** A Queryable that records every statement it is given (text, or a query config) and runs it on `target`. */
 function recording(target: Queryable): {
   db: Queryable;
-  statements: Array<{ text: string; values: unknown[] }>;
+  statements: Array<{ text: string; values: unknown[]; name?: string | undefined }>;
 } {
-  const statements: Array<{ text: string; values: unknown[] }> = [];
+  const statements: Array<{ text: string; values: unknown[]; name?: string | undefined }> = [];
   const db = {
-    query: (text: string, values: unknown[]) => {
-      statements.push({ text, values });
-      return target.query(text, values);
+    query: (config: string | { text: string; values?: unknown[]; name?: string }, values?: unknown[]) => {
+      if (typeof config === 'string') statements.push({ text: config, values: values ?? [] });
+      else statements.push({ text: config.text, values: config.values ?? [], name: config.name });
+      return (target.query as (config: unknown, values?: unknown[]) => Promise<unknown>)(config, values);
     },
   } as unknown as Queryable;
   return { db, statements };
@@ -179,6 +180,43 @@ describe('search and read SQL (issue 6)', () => {
       const again = await findSubscription(pool, organisationId, subscriptionId);
       assert.equal(again?.id, subscriptionId);
       assert.ok(!('added_later' in (again ?? {})));
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('prepares a search shape once per connection, whatever the values, and survives a column added later', async () => {
+    const pool = createPool(db.url, 1, 'search-sql-test');
+    const attempts = (eventIds: number[]) =>
+      searchAttempts(pool, {
+        organisationId,
+        filters: { webhook_event_ids: eventIds },
+        sortBy: 'latency_ms',
+        sortDirection: 'asc',
+        limit: 5,
+        offset: 0,
+      });
+    try {
+      const dead = await expectedDead();
+      const first = await search(pool, 0);
+      const second = await search(pool, 20);
+      assert.deepEqual(
+        [...first.rows, ...second.rows].map((row) => row.id),
+        dead.slice(0, 40),
+        'the second page, from the prepared statement, follows the first',
+      );
+      assert.deepEqual(await attempts([1, 2]), { rows: [], total: 0 });
+      const prepared = await pool.query<{ statement: string }>(
+        `SELECT statement FROM pg_prepared_statements WHERE name LIKE 'search.page_%'`,
+      );
+      assert.equal(prepared.rows.length, 2, 'one prepared statement per search shape');
+      assert.ok(prepared.rows.some((row) => row.statement.includes('FROM webhook_events')));
+      assert.ok(prepared.rows.some((row) => row.statement.includes('FROM webhook_delivery_attempts')));
+
+      await db.pool.query('ALTER TABLE webhook_delivery_attempts ADD COLUMN added_later text');
+      await db.pool.query('ALTER TABLE webhook_events ADD COLUMN added_later text');
+      assert.equal((await search(pool, 0)).total, dead.length);
+      assert.deepEqual(await attempts([3]), { rows: [], total: 0 });
     } finally {
       await pool.end();
     }

@@ -21,6 +21,14 @@ export interface AttemptRow {
   updated_at: Date;
 }
 
+/**
+ * The columns of AttemptRow, named: a search statement is prepared once per connection, and a prepared
+ * `SELECT *` would fail ("cached plan must not change result type") once a migration adds a column.
+ */
+const ATTEMPT_COLUMNS =
+  'id, delivery_id, event_id, subscription_id, organisation_id, attempt_number, status, http_status_code, ' +
+  'latency_ms, request_headers, response_body_snippet, failure_reason, next_retry_at, created_at, updated_at';
+
 export async function findAttempt(
   db: Queryable,
   organisationId: string,
@@ -68,7 +76,7 @@ export async function searchAttempts(
   if (filters.status) where.push(`status = ANY(${bind(filters.status)}::text[])`);
   const direction = query.sortDirection === 'asc' ? 'ASC' : 'DESC';
   return pageWithTotal<AttemptRow>(db, {
-    columns: '*',
+    columns: ATTEMPT_COLUMNS,
     from: 'webhook_delivery_attempts',
     condition: where.join(' AND '),
     orderBy: `${SORT_COLUMNS[query.sortBy]} ${direction}, id ${direction}`,

@@ -4,7 +4,6 @@
 // committed since then must apply to this request. What cannot be sent at all (a secret this process cannot
 // unseal, an unusable URL) becomes a failed attempt, so that retries, exhaustion and dead_letter apply
 // instead of the delivery being re-claimed forever.
-
 import type { KeyObject } from 'node:crypto';
 import type { Queryable } from '../../db/pool.ts';
 import { newDeliveryHeaderId } from '../../platform/ids.ts';
@@ -32,8 +31,9 @@ export type PreparedDelivery =
  * Re-reads the claimed deliveries' subscriptions (one SELECT for them all) and prepares each request, in
  * input order. Each returned `delivery` is the claimed one with its subscription's current status,
  * endpoint_url, sealed secret and max_retries, so the outcome is also decided with the current
- * max_retries. A secret is unsealed, and its signing key derived, once per subscription. Throws only on a storage error (the leases
- * then expire, or are released, and the deliveries are claimed again: at-least-once).
+ * max_retries. A secret is unsealed, and its signing key derived, once per subscription. Throws only on
+ * a storage error (the leases then expire, or are released, and the deliveries are claimed again:
+ * at-least-once).
  */
 export async function prepareDeliveries(
   db: Queryable,

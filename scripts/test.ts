@@ -4,7 +4,7 @@
 //   unset: an embedded PostgreSQL in .test-data/ (initialised once, reused).
 // Databases of one run are named pstest_<run id>_...; several runs may share one server.
 import { spawn } from 'node:child_process';
-import { globSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, globSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -97,6 +97,10 @@ async function main(): Promise<number> {
     await prepareTemplate(adminUrl);
     const testFiles = patterns.flatMap((pattern) => globSync(pattern)).sort();
     const logDir = mkdtempSync(path.join(tmpdir(), 'payment-service-test-logs-'));
+    // The test processes' TMPDIR: what they leave there (test certificates, own PostgreSQL servers' data)
+    // goes with the run instead of piling up in the system's temporary directory.
+    const runTmpDir = mkdtempSync(path.join(tmpdir(), 'payment-service-test-tmp-'));
+    chmodSync(runTmpDir, 0o755); // a test's own PostgreSQL runs as the postgres OS user when root
     const code = await new Promise<number>((resolve) => {
       const child = spawn(
         process.execPath,
@@ -109,6 +113,7 @@ async function main(): Promise<number> {
             TEST_TEMPLATE_DATABASE: TEMPLATE,
             TEST_RUN_ID: RUN_ID,
             TEST_LOG_DIR: logDir,
+            TMPDIR: runTmpDir,
           },
         },
       );
@@ -122,6 +127,7 @@ async function main(): Promise<number> {
         0,
       );
     rmSync(logDir, { recursive: true, force: true });
+    rmSync(runTmpDir, { recursive: true, force: true });
     if (leaks.length > 0) {
       process.stderr.write(
         `\nsecret scan: ${leaks.length} log line(s) hold a secret:\n${leaks.slice(0, 5).join('\n')}\n`,

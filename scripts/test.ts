@@ -93,13 +93,14 @@ async function main(): Promise<number> {
     adminUrl = server.url;
     stop = () => server.stop();
   }
+  let runTmpDir: string | undefined;
   try {
     await prepareTemplate(adminUrl);
     const testFiles = patterns.flatMap((pattern) => globSync(pattern)).sort();
     const logDir = mkdtempSync(path.join(tmpdir(), 'payment-service-test-logs-'));
     // The test processes' TMPDIR: what they leave there (test certificates, own PostgreSQL servers' data)
     // goes with the run instead of piling up in the system's temporary directory.
-    const runTmpDir = mkdtempSync(path.join(tmpdir(), 'payment-service-test-tmp-'));
+    runTmpDir = mkdtempSync(path.join(tmpdir(), 'payment-service-test-tmp-'));
     chmodSync(runTmpDir, 0o755); // a test's own PostgreSQL runs as the postgres OS user when root
     const code = await new Promise<number>((resolve) => {
       const child = spawn(
@@ -127,7 +128,6 @@ async function main(): Promise<number> {
         0,
       );
     rmSync(logDir, { recursive: true, force: true });
-    rmSync(runTmpDir, { recursive: true, force: true });
     if (leaks.length > 0) {
       process.stderr.write(
         `\nsecret scan: ${leaks.length} log line(s) hold a secret:\n${leaks.slice(0, 5).join('\n')}\n`,
@@ -139,6 +139,7 @@ async function main(): Promise<number> {
     );
     return code;
   } finally {
+    if (runTmpDir) rmSync(runTmpDir, { recursive: true, force: true });
     await dropDatabases(adminUrl).catch(() => {});
     await stop?.();
   }

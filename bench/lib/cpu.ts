@@ -108,7 +108,11 @@ export interface MachineCpuSampler {
    * over the window [from, to] (performance.now() ms), and the share of all cores that was busy then.
    * Undefined where /proc/stat is unreadable or the window held fewer than two samples.
    */
-  perItem(from: number, to: number, items: number): { ms: number; busyPercent: number } | undefined;
+  perItem(
+    from: number,
+    to: number,
+    items: number,
+  ): { ms: number; busyPercent: number; cores: number } | undefined;
   stop(): void;
 }
 
@@ -137,6 +141,7 @@ export function sampleMachineCpu(intervalMs = 50): MachineCpuSampler {
       return {
         ms: Math.round(((busyPerMs * (to - from)) / items) * 1000) / 1000,
         busyPercent: Math.round((busyPerMs / last.cores) * 100),
+        cores: last.cores,
       };
     },
     stop() {

@@ -48,7 +48,7 @@ export interface ThroughputRun {
    */
   cpuPerDelivery: { workersMs?: number; postgresMs?: number; benchMs: number };
   /** Busy CPU of the whole machine per delivery over the receiver's window, and the share of cores busy. */
-  machineCpu: { ms: number; busyPercent: number } | undefined;
+  machineCpu: { ms: number; busyPercent: number; cores: number } | undefined;
   peakRssMb: Array<number | undefined>;
   problems: string[];
 }
@@ -222,6 +222,12 @@ export const deliveryThroughput: Scenario = {
         unit: 'ms',
       });
       metrics.push({ name: `cores busy, ${label}`, value: run.machineCpu?.busyPercent ?? null, unit: '%' });
+      // What this much CPU per delivery allows at most: every core busy with nothing else.
+      metrics.push({
+        name: `deliveries/s with every core busy (ceiling), ${label}`,
+        value: run.machineCpu ? round((run.machineCpu.cores * 1000) / run.machineCpu.ms, 0) : null,
+        unit: '/s',
+      });
       // Both runs are bound by the same cores once these are all busy: their rates then stand as the
       // inverse of their machine CPU per request, whatever the engine does with the rest of its time.
       if (run.machineCpu && limit.machineMs !== undefined) {

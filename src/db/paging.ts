@@ -51,6 +51,8 @@ export async function pageWithTotal<Row extends { id: unknown }>(
   db: Queryable,
   query: PageQuery,
 ): Promise<{ rows: Row[]; total: number }> {
+  if (query.columns.includes('*'))
+    throw new Error('pageWithTotal: name the columns (the statement is prepared)');
   const outerOrder = query.orderBy
     .split(',')
     .map((part) => `page.${part.trim()}`)

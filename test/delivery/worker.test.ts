@@ -207,6 +207,47 @@ describe('delivery worker', () => {
     }
   });
 
+  it('should not claim a delivery it still holds, even once the lease has run out', async () => {
+    const { organisationId } = await subscriber('/held-expired');
+    const event = await publish(ctx.deps, organisationId);
+    const claim = (workerId: string, held: number[]) =>
+      repo.claimDeliveries(ctx.deps.pool, {
+        workerId,
+        leaseMs: 200,
+        limit: 100,
+        perSubscription: 100,
+        inFlight: new Map(),
+        held,
+      });
+    const ours = (rows: repo.ClaimedDelivery[]) => rows.filter((row) => row.event_id === event.id);
+    const claimedIds: Array<[string, number[]]> = [];
+    try {
+      const first = await claim('worker-holding', []);
+      claimedIds.push(['worker-holding', first.map((row) => row.id)]);
+      const [delivery] = ours(first);
+      assert.ok(delivery, 'claimed');
+      await new Promise((resolve) => setTimeout(resolve, 300)); // the 200 ms lease runs out
+      // Its outcome still on its way, the worker that holds it does not take it again...
+      assert.deepEqual(ours(await claim('worker-holding', [delivery.id])), []);
+      // ...while for any other worker (or for this one once it no longer holds it) it is due again.
+      const other = await claim('worker-other', []);
+      claimedIds.push(['worker-other', other.map((row) => row.id)]);
+      assert.deepEqual(
+        ours(other).map((row) => row.id),
+        [delivery.id],
+      );
+    } finally {
+      // Other tests' due deliveries taken by these claims go back as they were; this test's own delivery
+      // is taken out of the queue, so that no later test claims it.
+      await ctx.deps.pool.query(
+        `UPDATE webhook_deliveries SET state = 'exhausted', locked_by = NULL, locked_until = NULL
+         WHERE event_id = $1`,
+        [event.id],
+      );
+      for (const [workerId, ids] of claimedIds) await repo.releaseLeases(ctx.deps.pool, workerId, ids);
+    }
+  });
+
   it('should not send a delivery leased by another worker until the lease expires, then send it', async () => {
     receiver.setHandler(answer(200));
     const { organisationId } = await subscriber('/leased');

@@ -28,6 +28,12 @@ export interface ClaimInput {
   perSubscription: number;
   /** This worker's in-flight count per subscription. */
   inFlight: ReadonlyMap<string, number>;
+  /**
+   * Deliveries this worker still holds (a request open, or an outcome waiting to be recorded). One whose
+   * lease ran out meanwhile is due again for other workers, but not for this one: it would send it a
+   * second time while its first outcome is still on its way, under the same fencing identity.
+   */
+  held?: readonly number[];
 }
 
 /**
@@ -67,6 +73,7 @@ export async function claimDeliveries(db: Queryable, input: ClaimInput): Promise
      candidates AS (
        SELECT id, subscription_id, next_attempt_at FROM webhook_deliveries
        WHERE state = 'pending' AND next_attempt_at <= now() AND NOT (subscription_id = ANY($5::uuid[]))
+         AND id <> ALL($9::bigint[])
        ORDER BY next_attempt_at, id
        LIMIT $6
        FOR UPDATE SKIP LOCKED
@@ -98,6 +105,7 @@ export async function claimDeliveries(db: Queryable, input: ClaimInput): Promise
       scanLimit,
       input.perSubscription,
       input.limit,
+      input.held ?? [],
     ],
   });
   return result.rows;

@@ -43,8 +43,9 @@ const BUSY_RETRY_MS = 25;
 /** Pause after a storage error in the claim loop. */
 const ERROR_RETRY_MS = 1_000;
 /**
- * Most outcomes recorded in one transaction. A worker has at most WEBHOOK_CONCURRENCY requests in flight,
- * so this bound only matters for very high concurrency settings.
+ * Most outcomes recorded in one transaction. A worker holds at most HELD_PER_REQUEST_SLOT x
+ * WEBHOOK_CONCURRENCY deliveries (256 at the defaults, of which at most 192 are waiting to be recorded),
+ * so this bound only matters above the default concurrency.
  */
 const MAX_OUTCOMES_PER_TRANSACTION = 256;
 /**
@@ -330,6 +331,7 @@ export function startDeliveryWorker(
             limit: free,
             perSubscription: config.webhookConcurrencyPerSubscription,
             inFlight: perSubscription,
+            held: [...inFlight.keys()],
           });
           for (const prepared of await prepare(claimed)) start(prepared);
           if (!running) break;

@@ -5,35 +5,14 @@
 // growing with the table).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Queryable } from '../../src/db/pool.ts';
 import { newUuid } from '../../src/platform/ids.ts';
 import * as repo from '../../src/webhooks/delivery/repository.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+import { type RecordedStatement, recordingQueryable } from '../helpers/statements.ts';
 
 const ROWS = 20_000;
 const BATCH = 64;
 const BIG_TABLES = ['webhook_events', 'webhook_deliveries', 'webhook_delivery_attempts'];
-
-interface Captured {
-  text: string;
-  values: unknown[];
-}
-
-/** A Queryable that keeps the statements it is given and runs none (their plans are what is tested). */
-function capturing(): { db: Queryable; statements: Captured[] } {
-  const statements: Captured[] = [];
-  const db = {
-    query: async (config: string | { text: string; values?: unknown[] }, values?: unknown[]) => {
-      statements.push(
-        typeof config === 'string'
-          ? { text: config, values: values ?? [] }
-          : { text: config.text, values: config.values ?? [] },
-      );
-      return { rows: [], rowCount: 0 };
-    },
-  } as unknown as Queryable;
-  return { db, statements };
-}
 
 describe('delivery batch statements (issue 6)', () => {
   let db: TestDatabase;
@@ -76,7 +55,7 @@ describe('delivery batch statements (issue 6)', () => {
    * values, or (`generic`) the generic plan PostgreSQL switches to once a named statement has run a few
    * times, which knows nothing of the values.
    */
-  async function bigTableScans(statement: Captured, generic: boolean): Promise<string[]> {
+  async function bigTableScans(statement: RecordedStatement, generic: boolean): Promise<string[]> {
     const client = await db.pool.connect();
     let explained: { rows: Array<{ 'QUERY PLAN': unknown }> };
     try {
@@ -110,7 +89,8 @@ describe('delivery batch statements (issue 6)', () => {
 
   it('records a batch of outcomes reaching events, deliveries and attempts by index only', async () => {
     const ids = Array.from({ length: BATCH }, (_, index) => 1_000 + index * 7);
-    const { db: capture, statements } = capturing();
+    // Recorded, not run: only their plans are tested.
+    const { db: capture, statements } = recordingQueryable();
     await repo.lockEvents(capture, ids);
     await repo.fenceDeliveries(capture, ids, 'worker-a');
     await repo.settleAttempts(

@@ -9,26 +9,11 @@ import { searchAttempts } from '../../src/webhooks/attempts/repository.ts';
 import { searchEvents } from '../../src/webhooks/events/repository.ts';
 import { findSubscription } from '../../src/webhooks/subscriptions/repository.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+import { recordingQueryable } from '../helpers/statements.ts';
 
 const EVENTS = 3_000;
 // Event g is dead_letter when g % 10 = 0: 300 of them.
 const DEAD = EVENTS / 10;
-
-/** A Queryable that records every statement it is given (text, or a query config) and runs it on `target`. */
-function recording(target: Queryable): {
-  db: Queryable;
-  statements: Array<{ text: string; values: unknown[]; name?: string | undefined }>;
-} {
-  const statements: Array<{ text: string; values: unknown[]; name?: string | undefined }> = [];
-  const db = {
-    query: (config: string | { text: string; values?: unknown[]; name?: string }, values?: unknown[]) => {
-      if (typeof config === 'string') statements.push({ text: config, values: values ?? [] });
-      else statements.push({ text: config.text, values: config.values ?? [], name: config.name });
-      return (target.query as (config: unknown, values?: unknown[]) => Promise<unknown>)(config, values);
-    },
-  } as unknown as Queryable;
-  return { db, statements };
-}
 
 describe('search and read SQL (issue 6)', () => {
   let db: TestDatabase;
@@ -88,7 +73,7 @@ describe('search and read SQL (issue 6)', () => {
       dead.length > 20 && dead.length < DEAD,
       `${dead.length} dead_letter events of the organisation`,
     );
-    const { db: recorder, statements } = recording(db.pool);
+    const { db: recorder, statements } = recordingQueryable(db.pool);
     const first = await search(recorder, 0);
     assert.equal(statements.length, 1, 'one statement for page and total');
     assert.equal(first.total, dead.length);
@@ -124,7 +109,7 @@ describe('search and read SQL (issue 6)', () => {
   });
 
   it('answers a delivery-attempts search with one statement too', async () => {
-    const { db: recorder, statements } = recording(db.pool);
+    const { db: recorder, statements } = recordingQueryable(db.pool);
     const result = await searchAttempts(recorder, {
       organisationId,
       filters: { webhook_event_ids: [1, 2, 3] },
@@ -138,7 +123,7 @@ describe('search and read SQL (issue 6)', () => {
   });
 
   it('counts a status filter from the deduplicated (organisation_id, status) index', async () => {
-    const { db: recorder, statements } = recording(db.pool);
+    const { db: recorder, statements } = recordingQueryable(db.pool);
     await search(recorder, 0);
     const [statement] = statements;
     assert.ok(statement);

@@ -344,7 +344,7 @@ export async function updateDeliveries(db: Queryable, changes: readonly Delivery
   });
 }
 
-/** What one transaction's outcomes mean for one subscription (see tallySubscriptionResults). */
+/** What one transaction's outcomes mean for one subscription (see tallyFailures in outcome.ts). */
 export interface SubscriptionTally {
   subscription_id: string;
   succeeded: boolean;

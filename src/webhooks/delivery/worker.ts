@@ -61,7 +61,6 @@ const MAX_OUTCOMES_PER_TRANSACTION = 256;
 export const HELD_PER_REQUEST_SLOT = 4;
 
 interface InFlight {
-  subscriptionId: string;
   controller: AbortController;
   done: Promise<void>;
 }
@@ -295,7 +294,7 @@ export function startDeliveryWorker(
         freeSlot();
         if (heldAtBound) wake(); // the bound on held deliveries stopped claiming
       });
-    inFlight.set(delivery.id, { subscriptionId: delivery.subscription_id, controller, done });
+    inFlight.set(delivery.id, { controller, done });
   }
 
   /**

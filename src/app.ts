@@ -15,8 +15,6 @@ import type { App, AppDeps, Components } from './platform/deps.ts';
 import { installErrorHandling } from './platform/errors.ts';
 import { parseJsonBody } from './platform/json.ts';
 import { loggerOptions } from './platform/logging.ts';
-import { registerSandboxRoutes } from './sandbox/routes.ts';
-import { registerWebhookRoutes } from './webhooks/routes.ts';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -132,8 +130,11 @@ export async function buildApp(deps: AppDeps, options: BuildOptions): Promise<Ap
   if (options.components.api) {
     await registerBearerAuth(app, deps);
     registerAdminRoutes(app, deps);
-    registerWebhookRoutes(app, deps);
-    if (deps.config.appEnv === 'sandbox') registerSandboxRoutes(app, deps);
+    for (const area of deps.areas) {
+      area.routes?.(app, deps);
+      // Sandbox routes do not exist in production (404, D11, D24).
+      if (deps.config.appEnv === 'sandbox') area.sandboxRoutes?.(app, deps);
+    }
   }
   return app;
 }

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
+import { createAppDeps } from './areas.ts';
 import type { Config } from './config.ts';
 import { type EmbeddedServer, startEmbeddedPostgres } from './db/embedded.ts';
 import { migrate } from './db/migrate.ts';
@@ -41,12 +42,12 @@ export async function openRuntime(config: Config, log: Logger, applicationName: 
     const pool = createPool(databaseUrl, config.databasePoolSize, applicationName);
     const applied = await migrate(pool);
     if (applied.length > 0) log.info({ applied }, 'migrations applied');
-    const deps: AppDeps = {
+    const deps = createAppDeps({
       config,
       pool,
       secretBox: new SecretBox(await encryptionKey(config)),
       metrics: new Metrics(),
-    };
+    });
     return {
       deps,
       embedded,

@@ -1,6 +1,8 @@
 // Test data through the service's own code: organisations, active subscriptions (sealed secrets, as the
 // subscriptions service stores them), API clients, and events through publishEvent (the outbox write).
+
 import { createClient } from '../../src/admin/service.ts';
+import { createAppDeps } from '../../src/areas.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type Pool, withTransaction } from '../../src/db/pool.ts';
 import type { AppDeps } from '../../src/platform/deps.ts';
@@ -151,12 +153,12 @@ export async function createApiClient(
   encryptionKey: string,
   organisationId: string,
 ): Promise<{ clientId: string; clientSecret: string }> {
-  const deps: AppDeps = {
+  const deps: AppDeps = createAppDeps({
     config: loadConfig({ APP_ENV: 'sandbox', SECRETS_ENCRYPTION_KEY: encryptionKey }),
     pool,
     secretBox: new SecretBox(encryptionKey),
     metrics: new Metrics(),
-  };
+  });
   const client = await createClient(deps, { organisation_id: organisationId, name: 'bench' });
   return { clientId: client.client_id, clientSecret: client.client_secret! };
 }

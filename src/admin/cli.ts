@@ -1,5 +1,10 @@
-// `payment-service admin ...`: wraps the operator API (D7) for operators.
+// `payment-service admin ...`: wraps the operator API (D7) for operators. Areas add their own commands
+// (file imports and the like, D23): each turns its command line into operator API requests.
 import { parseArgs } from 'node:util';
+import { AREAS } from '../areas.ts';
+import type { CliCommand, CliRequest } from '../platform/area.ts';
+
+const AREA_COMMANDS: readonly CliCommand[] = AREAS.flatMap((area) => area.cliCommands ?? []);
 
 const USAGE = `Usage: payment-service admin <command> [options]
 
@@ -8,13 +13,14 @@ Commands:
   create-client --organisation-id <uuid> [--scopes webhooks:read,webhooks:write] [--name <name>]
   delete-client <client_id>
   rotate-signing-key
+${AREA_COMMANDS.map((command) => `  ${command.usage}`).join('\n')}
 
 Options:
   --url <base>   operator API base (default: ADMIN_URL, else http://127.0.0.1:$PORT)
 Environment: ADMIN_API_KEY (required), ADMIN_URL, PORT`;
 
 export async function runAdminCli(argv: string[], env = process.env): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const parsed = parseArgs({
     args: argv,
     allowPositionals: true,
     options: {
@@ -23,8 +29,14 @@ export async function runAdminCli(argv: string[], env = process.env): Promise<nu
       scopes: { type: 'string' },
       url: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
+      ...(Object.assign({}, ...AREA_COMMANDS.map((command) => command.options ?? {})) as Record<
+        string,
+        { type: 'string' | 'boolean' }
+      >),
     },
   });
+  const { positionals } = parsed;
+  const values = parsed.values as Record<string, string | undefined> & { help?: boolean };
   const [command, argument] = positionals;
   if (values.help || command === undefined) {
     process.stdout.write(`${USAGE}\n`);
@@ -36,45 +48,67 @@ export async function runAdminCli(argv: string[], env = process.env): Promise<nu
     return 2;
   }
   const base = (values.url ?? env.ADMIN_URL ?? `http://127.0.0.1:${env.PORT ?? '8080'}`).replace(/\/+$/, '');
-  let request: { method: string; path: string; body?: unknown };
+  let requests: CliRequest[];
   switch (command) {
     case 'create-organisation':
-      request = { method: 'POST', path: '/admin/v1/organisations', body: { name: values.name } };
+      requests = [{ method: 'POST', path: '/admin/v1/organisations', body: { name: values.name } }];
       break;
     case 'create-client':
-      request = {
-        method: 'POST',
-        path: '/admin/v1/clients',
-        body: {
-          organisation_id: values['organisation-id'],
-          ...(values.scopes ? { scopes: values.scopes.split(',').map((scope) => scope.trim()) } : {}),
-          ...(values.name ? { name: values.name } : {}),
+      requests = [
+        {
+          method: 'POST',
+          path: '/admin/v1/clients',
+          body: {
+            organisation_id: values['organisation-id'],
+            ...(values.scopes ? { scopes: values.scopes.split(',').map((scope) => scope.trim()) } : {}),
+            ...(values.name ? { name: values.name } : {}),
+          },
         },
-      };
+      ];
       break;
     case 'delete-client':
       if (!argument) {
         process.stderr.write('delete-client needs a client_id\n');
         return 2;
       }
-      request = { method: 'DELETE', path: `/admin/v1/clients/${encodeURIComponent(argument)}` };
+      requests = [{ method: 'DELETE', path: `/admin/v1/clients/${encodeURIComponent(argument)}` }];
       break;
     case 'rotate-signing-key':
-      request = { method: 'POST', path: '/admin/v1/signing-keys/rotate' };
+      requests = [{ method: 'POST', path: '/admin/v1/signing-keys/rotate' }];
       break;
-    default:
-      process.stderr.write(`Unknown admin command "${command}"\n${USAGE}\n`);
-      return 2;
+    default: {
+      const areaCommand = AREA_COMMANDS.find((candidate) => candidate.name === command);
+      if (!areaCommand) {
+        process.stderr.write(`Unknown admin command "${command}"\n${USAGE}\n`);
+        return 2;
+      }
+      try {
+        requests = await areaCommand.requests(positionals.slice(1), values);
+      } catch (error) {
+        process.stderr.write(
+          `${command}: ${(error as Error).message}\nUsage: payment-service admin ${areaCommand.usage}\n`,
+        );
+        return 2;
+      }
+    }
   }
-  const response = await fetch(`${base}${request.path}`, {
-    method: request.method,
-    headers: {
-      authorization: `Bearer ${key}`,
-      ...(request.body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    body: request.body !== undefined ? JSON.stringify(request.body) : undefined,
-  });
-  const text = await response.text();
-  (response.ok ? process.stdout : process.stderr).write(`${text}\n`);
-  return response.ok ? 0 : 1;
+  for (const request of requests) {
+    const response = await fetch(`${base}${request.path}`, {
+      method: request.method,
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(request.body !== undefined ? { 'content-type': request.contentType ?? 'application/json' } : {}),
+      },
+      body:
+        request.body === undefined
+          ? undefined
+          : typeof request.body === 'string'
+            ? request.body
+            : JSON.stringify(request.body),
+    });
+    const text = await response.text();
+    (response.ok ? process.stdout : process.stderr).write(`${text}\n`);
+    if (!response.ok) return 1;
+  }
+  return 0;
 }

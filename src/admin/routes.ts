@@ -3,7 +3,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { keyStoreFor } from '../auth/keys.ts';
-import { ALL_SCOPES } from '../auth/scopes.ts';
 import type { App, AppDeps } from '../platform/deps.ts';
 import { AppError } from '../platform/errors.ts';
 import * as service from './service.ts';
@@ -74,7 +73,9 @@ export function registerAdminRoutes(app: App, deps: AppDeps): void {
               {
                 organisation_id: Type.String({ maxLength: 64 }),
                 scopes: Type.Optional(
-                  Type.Array(Type.Union(ALL_SCOPES.map((scope) => Type.Literal(scope))), { maxItems: 32 }),
+                  Type.Array(Type.Union(deps.catalogue.scopes.map((scope) => Type.Literal(scope))), {
+                    maxItems: 32,
+                  }),
                 ),
                 name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
               },
@@ -118,6 +119,8 @@ export function registerAdminRoutes(app: App, deps: AppDeps): void {
         },
         async () => ({ kid: await keyStoreFor(deps).rotate() }),
       );
+
+      for (const area of deps.areas) area.adminRoutes?.(admin, deps);
     },
     { prefix: '/admin/v1' },
   );

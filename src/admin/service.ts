@@ -1,7 +1,7 @@
 // Operator rules (D7): organisations and the API clients issued to them; sandbox seeding (D1).
 import { randomBytes } from 'node:crypto';
 import * as clients from '../auth/repository.ts';
-import { ALL_SCOPES } from '../auth/scopes.ts';
+import { type PoolClient, withTransaction } from '../db/pool.ts';
 import type { AppDeps } from '../platform/deps.ts';
 import { notFound, validationFailed } from '../platform/errors.ts';
 import { isUuid, newUuid } from '../platform/ids.ts';
@@ -35,8 +35,18 @@ const organisationView = (row: organisations.OrganisationRow): OrganisationView 
   created_at: toIso(row.created_at),
 });
 
+/** In sandbox every new organisation also gets the areas' sandbox data (D24: opening balances). */
 export async function createOrganisation(deps: AppDeps, name: string): Promise<OrganisationView> {
-  return organisationView(await organisations.insertOrganisation(deps.pool, newUuid(), name));
+  return withTransaction(deps.pool, async (tx) => {
+    const row = await organisations.insertOrganisation(tx, newUuid(), name);
+    await seedOrganisation(deps, tx, row.id);
+    return organisationView(row);
+  });
+}
+
+async function seedOrganisation(deps: AppDeps, tx: PoolClient, organisationId: string): Promise<void> {
+  if (deps.config.appEnv !== 'sandbox') return;
+  for (const area of deps.areas) await area.seedOrganisation?.(tx, organisationId, deps);
 }
 
 export async function createClient(
@@ -49,9 +59,10 @@ export async function createClient(
   ) {
     throw notFound('No organisation matches organisation_id');
   }
-  const scopes = input.scopes ?? [...ALL_SCOPES];
+  const allScopes = deps.catalogue.scopes;
+  const scopes = input.scopes ?? [...allScopes];
   scopes.forEach((scope, index) => {
-    if (!ALL_SCOPES.includes(scope)) throw validationFailed(`scopes[${index}]`, `Unknown scope ${scope}`);
+    if (!allScopes.includes(scope)) throw validationFailed(`scopes[${index}]`, `Unknown scope ${scope}`);
   });
   const clientId = `client_${randomBytes(12).toString('hex')}`;
   const secret = generateClientSecret();
@@ -85,10 +96,18 @@ function clientView(row: clients.ClientRow): ClientView {
   };
 }
 
-/** Sandbox (D1): the sandbox organisation and the shared test credentials, created on first start. */
+/**
+ * Sandbox (D1, D24): the sandbox organisation, the shared test credentials with every scope, and the
+ * areas' reference data; run on every sandbox start, so every step is idempotent. A sandbox client
+ * seeded before an area added its scopes is given them here.
+ */
 export async function seedSandbox(deps: AppDeps): Promise<{ clientId: string; clientSecret: string }> {
   const { sandboxClientId, sandboxClientSecret, authRealm } = deps.config;
-  await organisations.insertOrganisation(deps.pool, SANDBOX_ORGANISATION_ID, 'Sandbox organisation');
+  const allScopes = [...deps.catalogue.scopes];
+  await withTransaction(deps.pool, async (tx) => {
+    await organisations.insertOrganisation(tx, SANDBOX_ORGANISATION_ID, 'Sandbox organisation');
+    await seedOrganisation(deps, tx, SANDBOX_ORGANISATION_ID);
+  });
   const existing = await clients.findClient(deps.pool, sandboxClientId);
   if (!existing) {
     await clients
@@ -98,12 +117,15 @@ export async function seedSandbox(deps: AppDeps): Promise<{ clientId: string; cl
         realm: authRealm,
         name: 'Sandbox shared test credentials',
         secret_hash: await hashSecret(sandboxClientSecret),
-        scopes: [...ALL_SCOPES],
+        scopes: allScopes,
       })
       .catch((error: unknown) => {
         // Another process seeded it at the same moment.
         if ((error as { code?: string }).code !== '23505') throw error;
       });
+  } else if (allScopes.some((scope) => !existing.scopes.includes(scope))) {
+    await clients.setClientScopes(deps.pool, sandboxClientId, allScopes);
   }
+  for (const area of deps.areas) await area.seedSandbox?.(deps);
   return { clientId: sandboxClientId, clientSecret: sandboxClientSecret };
 }

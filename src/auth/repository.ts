@@ -38,6 +38,10 @@ export async function markClientDeleted(db: Queryable, clientId: string): Promis
   return result.rows[0];
 }
 
+export async function setClientScopes(db: Queryable, clientId: string, scopes: string[]): Promise<void> {
+  await db.query('UPDATE api_clients SET scopes = $2 WHERE client_id = $1', [clientId, scopes]);
+}
+
 export interface SigningKeyRow {
   kid: string;
   realm: string;

@@ -9,7 +9,6 @@ import type { App, AppDeps } from '../platform/deps.ts';
 import { newErrorId } from '../platform/ids.ts';
 import { keyStoreFor } from './keys.ts';
 import { createTokenFailureLimiter, type TokenFailureLimiter } from './rate-limit.ts';
-import { ALL_SCOPES } from './scopes.ts';
 import { issueToken, OAuthError, presentedClientId } from './service.ts';
 import { authBaseUrl, issuerFor } from './tokens.ts';
 
@@ -145,7 +144,7 @@ export function registerAuthRoutes(app: App, deps: AppDeps, options: { authOnly?
           token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
           id_token_signing_alg_values_supported: ['RS256'],
           subject_types_supported: ['public'],
-          scopes_supported: ALL_SCOPES,
+          scopes_supported: deps.catalogue.scopes,
         };
       },
     );

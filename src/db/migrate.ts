@@ -1,11 +1,23 @@
 // Forward-only numbered migrations (D2), applied under an advisory lock so that several
-// processes starting together apply each migration exactly once.
+// processes starting together apply each migration exactly once. The platform's migrations are in
+// src/db/migrations; each area keeps its own in src/<area>/migrations. Numbers are one global order.
+import { globSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Pool } from './pool.ts';
 
 const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
+const SOURCE_DIR = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+
+/** The platform's migration folder and every area's (src/<area>/migrations). */
+export function migrationDirs(): string[] {
+  const areaDirs = globSync('*/migrations', { cwd: SOURCE_DIR })
+    .map((dir) => path.join(SOURCE_DIR, dir))
+    .filter((dir) => dir !== MIGRATIONS_DIR)
+    .sort();
+  return [MIGRATIONS_DIR, ...areaDirs];
+}
 // Arbitrary constant shared by every process of this service: "payment-service migrations".
 const MIGRATION_LOCK_ID = 7_301_202_611;
 
@@ -15,15 +27,31 @@ export interface Migration {
   sql: string;
 }
 
-export async function loadMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]> {
-  const files = (await readdir(dir)).filter((file) => /^\d{3}_[a-z0-9_]+\.sql$/.test(file)).sort();
-  return Promise.all(
-    files.map(async (file) => ({
-      version: Number(file.slice(0, 3)),
-      name: file.slice(4, -4),
-      sql: await readFile(path.join(dir, file), 'utf8'),
-    })),
+export async function loadMigrations(dirs = migrationDirs()): Promise<Migration[]> {
+  const found = await Promise.all(
+    dirs.map(async (dir) =>
+      Promise.all(
+        (await readdir(dir))
+          .filter((file) => /^\d{3}_[a-z0-9_]+\.sql$/.test(file))
+          .map(async (file) => ({
+            version: Number(file.slice(0, 3)),
+            name: file.slice(4, -4),
+            sql: await readFile(path.join(dir, file), 'utf8'),
+            file: path.join(dir, file),
+          })),
+      ),
+    ),
   );
+  const migrations = found.flat().sort((a, b) => a.version - b.version);
+  migrations.forEach((migration, index) => {
+    const next = migrations[index + 1];
+    if (next?.version === migration.version) {
+      throw new Error(
+        `migration number ${migration.version} is used twice: ${migration.file} and ${next.file}`,
+      );
+    }
+  });
+  return migrations.map(({ version, name, sql }) => ({ version, name, sql }));
 }
 
 /** Applies pending migrations; returns the versions this call applied (empty when up to date). */

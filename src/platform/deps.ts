@@ -9,6 +9,7 @@ import type {
 } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Pool } from '../db/pool.ts';
+import type { Area, Catalogue } from './area.ts';
 import type { Metrics } from './metrics.ts';
 import type { SecretBox } from './secrets.ts';
 
@@ -26,6 +27,10 @@ export interface AppDeps {
   pool: Pool;
   secretBox: SecretBox;
   metrics: Metrics;
+  /** Every area of the service (src/areas.ts), passed in so that no module imports the list upwards. */
+  areas: readonly Area[];
+  /** What the areas declare: scopes, event types, timer handlers. */
+  catalogue: Catalogue;
 }
 
 /** Which parts one process serves (D1 roles). */

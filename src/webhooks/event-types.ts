@@ -1,12 +1,11 @@
-// The event type catalogue (D8): the codes a subscription may hold, one per state a resource enters.
+// Event types of the payment areas (D8), published in the catalogue ahead of the areas that emit them:
+// integrators can subscribe before the first such event exists. Each area's codes move to its own
+// module (its `eventTypes`) when the area lands; the catalogue is gathered from every area (src/areas.ts).
 // `webhook.ping` (the D9 health probe) is sent by the platform but is not listed and cannot be
 // subscribed to.
-export interface EventType {
-  code: string;
-  description: string;
-}
+import type { EventType } from '../platform/area.ts';
 
-const CATALOGUE: readonly EventType[] = [
+export const PAYMENT_EVENT_TYPES: readonly EventType[] = [
   { code: 'transfer.created', description: 'A transfer was created from a confirmed quote.' },
   { code: 'transfer.in_review', description: 'A transfer is held for compliance review.' },
   { code: 'transfer.processing', description: 'A transfer is being processed.' },
@@ -39,13 +38,3 @@ const CATALOGUE: readonly EventType[] = [
   { code: 'deposit_address.created', description: 'A crypto deposit address was created.' },
   { code: 'deposit_address.disabled', description: 'A crypto deposit address was disabled.' },
 ];
-
-/** The published catalogue, sorted by code (D8). */
-export const EVENT_TYPES: readonly EventType[] = [...CATALOGUE].sort((a, b) =>
-  a.code < b.code ? -1 : a.code > b.code ? 1 : 0,
-);
-
-const PUBLISHED = new Set(EVENT_TYPES.map((type) => type.code));
-
-/** True for a code a subscription may hold and the sandbox may publish (never `webhook.ping`). */
-export const isPublishedEventType = (code: string): boolean => PUBLISHED.has(code);

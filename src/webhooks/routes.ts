@@ -1,12 +1,11 @@
 // The webhook area of the public API (contract section 4): event types, subscriptions, events,
 // delivery attempts. Each sub-module registers its own routes.
 import { Type } from '@sinclair/typebox';
-import { SCOPES } from '../auth/scopes.ts';
 import type { App, AppDeps } from '../platform/deps.ts';
 import { errorResponses } from './api-schemas.ts';
 import { registerAttemptRoutes } from './attempts/routes.ts';
-import { EVENT_TYPES } from './event-types.ts';
 import { registerEventRoutes } from './events/routes.ts';
+import { WEBHOOK_SCOPES } from './scopes.ts';
 import { registerSubscriptionRoutes } from './subscriptions/routes.ts';
 
 const EventTypeList = Type.Array(Type.Object({ code: Type.String(), description: Type.String() }), {
@@ -20,7 +19,7 @@ export function registerWebhookRoutes(app: App, deps: AppDeps): void {
   app.get(
     '/api/v1/webhooks/event-types',
     {
-      config: { scope: SCOPES.webhooksRead },
+      config: { scope: WEBHOOK_SCOPES.read },
       schema: {
         tags: ['webhooks'],
         summary: 'List the event types that can be subscribed to',
@@ -31,7 +30,7 @@ export function registerWebhookRoutes(app: App, deps: AppDeps): void {
         response: { 200: EventTypeList, ...errorResponses() },
       },
     },
-    async () => [...EVENT_TYPES],
+    async () => [...deps.catalogue.eventTypes],
   );
   registerSubscriptionRoutes(app, deps);
   registerEventRoutes(app, deps);

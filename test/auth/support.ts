@@ -1,8 +1,8 @@
 // Shared pieces of the auth tests: a token-protected probe route, form requests, raw JWT tools.
 import { Type } from '@sinclair/typebox';
 import type { LightMyRequestResponse } from 'fastify';
-import { SCOPES } from '../../src/auth/scopes.ts';
 import type { App } from '../../src/platform/deps.ts';
+import { WEBHOOK_SCOPES } from '../../src/webhooks/scopes.ts';
 
 export const PROBE = '/api/v1/test-probe';
 export const TOKEN_PATH = '/realms/sandbox/protocol/openid-connect/token';
@@ -12,14 +12,14 @@ export const TOKEN_PATH = '/realms/sandbox/protocol/openid-connect/token';
  * has a strict JSON body schema, so that the order token, rate limit, permission, body is observable.
  */
 export function probeRoutes(app: App): void {
-  app.get('/api/v1/test-probe', { config: { scope: SCOPES.webhooksRead } }, async (request) => ({
+  app.get('/api/v1/test-probe', { config: { scope: WEBHOOK_SCOPES.read } }, async (request) => ({
     client_id: request.principal!.clientId,
     organisation_id: request.principal!.organisationId,
   }));
   app.post(
     '/api/v1/test-probe',
     {
-      config: { scope: SCOPES.webhooksWrite },
+      config: { scope: WEBHOOK_SCOPES.write },
       schema: { body: Type.Object({ name: Type.String() }, { additionalProperties: false }) },
     },
     async (request) => ({ client_id: request.principal!.clientId, name: request.body.name }),

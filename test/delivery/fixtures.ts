@@ -1,9 +1,11 @@
 // Delivery-test fixtures: organisations, subscriptions and events made directly in storage (the
 // management API is built elsewhere), a worker that trusts the test receivers' certificate, and
 // Standard Webhooks verification of what the receivers got.
+
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { Webhook } from 'standardwebhooks';
+import { createAppDeps } from '../../src/areas.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type Pool, withTransaction } from '../../src/db/pool.ts';
 import type { AppDeps } from '../../src/platform/deps.ts';
@@ -34,12 +36,12 @@ export interface DeliveryTestContext {
 export async function deliveryContext(env: Record<string, string> = {}): Promise<DeliveryTestContext> {
   const db = await createTestDatabase({ poolSize: 12 });
   const config = loadConfig(testEnv({ DATABASE_URL: db.url, LOG_LEVEL: 'silent', ...env }));
-  const deps: AppDeps = {
+  const deps: AppDeps = createAppDeps({
     config,
     pool: db.pool,
     secretBox: new SecretBox(config.secretsEncryptionKey!),
     metrics: new Metrics(),
-  };
+  });
   return { deps, db, close: () => db.drop() };
 }
 

@@ -1,10 +1,12 @@
 // The real application on a database of its own, for HTTP tests through app.inject() or a real port.
+
 import { appendFileSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { createClient, createOrganisation, seedSandbox } from '../../src/admin/service.ts';
 import { buildApp } from '../../src/app.ts';
+import { createAppDeps } from '../../src/areas.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import type { App, AppDeps, Components } from '../../src/platform/deps.ts';
 import { loggerOptions } from '../../src/platform/logging.ts';
@@ -77,12 +79,12 @@ export async function startTestApp(
 ): Promise<TestApp> {
   const db = options.db ?? (await createTestDatabase());
   const config = loadConfig(testEnv({ DATABASE_URL: db.url, ...options.env }));
-  const deps: AppDeps = {
+  const deps: AppDeps = createAppDeps({
     config,
     pool: db.pool,
     secretBox: new SecretBox(config.secretsEncryptionKey!),
     metrics: new Metrics({ processMetrics: false }),
-  };
+  });
   const logs = new LogCapture();
   const logger = pino(loggerOptions(config.logLevel), logs);
   if (config.appEnv === 'sandbox') await seedSandbox(deps);

@@ -4,9 +4,11 @@
 // event reached the status the contract says, every delivery that should succeed was received, no
 // attempt was recorded twice, and the only requests the receiver got twice are the ones whose outcome
 // the fault made unrecordable (a lease that had to expire or was released).
+
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, describe, it } from 'node:test';
+import { createAppDeps } from '../../src/areas.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createPool, withTransaction } from '../../src/db/pool.ts';
 import type { AppDeps } from '../../src/platform/deps.ts';
@@ -286,12 +288,12 @@ describe('delivery faults (issue 7)', () => {
     const pool = createPool(own.url, 4, 'payment-service:test');
     cleanups.push(() => pool.end());
     const config = loadConfig(testEnv({ DATABASE_URL: own.url, LOG_LEVEL: 'silent' }));
-    const deps: AppDeps = {
+    const deps: AppDeps = createAppDeps({
       config,
       pool,
       secretBox: new SecretBox(config.secretsEncryptionKey!),
       metrics: new Metrics(),
-    };
+    });
     const receiver = await slowishReceiver(20);
     cleanups.push(() => receiver.close());
     const organisationId = await createOrganisation(pool);

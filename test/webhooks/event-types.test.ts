@@ -1,7 +1,7 @@
 // GET /api/v1/webhooks/event-types (D8): the catalogue, sorted, without webhook.ping.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { EVENT_TYPES, isPublishedEventType } from '../../src/webhooks/event-types.ts';
+import { CATALOGUE } from '../../src/areas.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { client, EVENT_TYPES_URL } from './fixtures.ts';
 
@@ -61,13 +61,13 @@ describe('event types (D8)', () => {
       assert.match(type.code, /^[a-z_]+\.[a-z_]+$/);
       assert.ok(type.description.length > 0 && !type.description.includes('\n'));
     }
-    assert.deepEqual(body, EVENT_TYPES);
+    assert.deepEqual(body, CATALOGUE.eventTypes);
   });
 
   it('does not list webhook.ping, which cannot be subscribed to', async () => {
     const api = client(t, await t.tenant());
     const response = await api.get(EVENT_TYPES_URL);
     assert.doesNotMatch(response.body, /webhook\.ping/);
-    assert.equal(isPublishedEventType('webhook.ping'), false);
+    assert.equal(CATALOGUE.isPublishedEventType('webhook.ping'), false);
   });
 });

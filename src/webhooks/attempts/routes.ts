@@ -1,7 +1,8 @@
 // HTTP of the delivery-attempt endpoints (contract section 4): each route maps to one service call.
-import { SCOPES } from '../../auth/scopes.ts';
+
 import type { App, AppDeps } from '../../platform/deps.ts';
 import { absentBodyIsEmpty, errorResponses } from '../api-schemas.ts';
+import { WEBHOOK_SCOPES } from '../scopes.ts';
 import { Attempt, AttemptIdParams, AttemptPage, AttemptSearchBody } from './schemas.ts';
 import * as service from './service.ts';
 
@@ -12,7 +13,7 @@ export function registerAttemptRoutes(app: App, deps: AppDeps): void {
   app.post(
     `${BASE}/search`,
     {
-      config: { scope: SCOPES.webhooksRead },
+      config: { scope: WEBHOOK_SCOPES.read },
       preValidation: absentBodyIsEmpty,
       schema: {
         tags: ['webhooks'],
@@ -37,7 +38,7 @@ export function registerAttemptRoutes(app: App, deps: AppDeps): void {
   app.get(
     `${BASE}/:attempt_id`,
     {
-      config: { scope: SCOPES.webhooksRead },
+      config: { scope: WEBHOOK_SCOPES.read },
       schema: {
         tags: ['webhooks'],
         summary: 'Read one delivery attempt in full, including the headers sent and the body returned',

@@ -1,7 +1,8 @@
 // HTTP of the event endpoints (contract section 4): each route maps to one service call.
-import { SCOPES } from '../../auth/scopes.ts';
+
 import type { App, AppDeps } from '../../platform/deps.ts';
 import { absentBodyIsEmpty, errorResponses } from '../api-schemas.ts';
+import { WEBHOOK_SCOPES } from '../scopes.ts';
 import { Event, EventIdParams, EventPage, EventSearchBody } from './schemas.ts';
 import * as service from './service.ts';
 
@@ -12,7 +13,7 @@ export function registerEventRoutes(app: App, deps: AppDeps): void {
   app.post(
     `${BASE}/search`,
     {
-      config: { scope: SCOPES.webhooksRead },
+      config: { scope: WEBHOOK_SCOPES.read },
       preValidation: absentBodyIsEmpty,
       schema: {
         tags: ['webhooks'],
@@ -35,7 +36,7 @@ export function registerEventRoutes(app: App, deps: AppDeps): void {
   app.get(
     `${BASE}/:event_id`,
     {
-      config: { scope: SCOPES.webhooksRead },
+      config: { scope: WEBHOOK_SCOPES.read },
       schema: {
         tags: ['webhooks'],
         summary: 'Read one webhook event in full, including its payload',
@@ -51,7 +52,7 @@ export function registerEventRoutes(app: App, deps: AppDeps): void {
   app.post(
     `${BASE}/:event_id/replay`,
     {
-      config: { scope: SCOPES.webhooksWrite },
+      config: { scope: WEBHOOK_SCOPES.write },
       schema: {
         tags: ['webhooks'],
         summary: 'Replay a dead_letter event',

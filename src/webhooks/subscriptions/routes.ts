@@ -1,7 +1,8 @@
 // HTTP of the subscription endpoints (contract section 4): each route maps to one service call.
-import { SCOPES } from '../../auth/scopes.ts';
+
 import type { App, AppDeps } from '../../platform/deps.ts';
 import { absentBodyIsEmpty, ErrorBody, errorResponses } from '../api-schemas.ts';
+import { WEBHOOK_SCOPES } from '../scopes.ts';
 import {
   CreateSubscriptionBody,
   Subscription,
@@ -17,8 +18,8 @@ import * as service from './service.ts';
 
 const BASE = '/api/v1/webhooks/subscriptions';
 const security = [{ bearer: [] }];
-const read = { scope: SCOPES.webhooksRead };
-const write = { scope: SCOPES.webhooksWrite };
+const read = { scope: WEBHOOK_SCOPES.read };
+const write = { scope: WEBHOOK_SCOPES.write };
 
 export function registerSubscriptionRoutes(app: App, deps: AppDeps): void {
   app.post(

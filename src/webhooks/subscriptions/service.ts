@@ -16,7 +16,6 @@ import { type Page, toPage, toSearchQuery } from '../../platform/search.ts';
 import { generateSigningSecret } from '../../platform/secrets.ts';
 import { toIso } from '../../platform/time.ts';
 import { probeEndpoint } from '../delivery/probe.ts';
-import { isPublishedEventType } from '../event-types.ts';
 import * as repo from './repository.ts';
 import {
   type CreateSubscriptionInput,
@@ -76,9 +75,9 @@ export function checkEndpointUrl(value: string, field = 'endpoint_url'): { url: 
 }
 
 /** Every code must be published by the event types endpoint (contract rule 3); duplicates collapse. */
-export function checkEventTypeCodes(codes: string[], field = 'event_type_codes'): string[] {
+function checkEventTypeCodes(deps: AppDeps, codes: string[], field = 'event_type_codes'): string[] {
   codes.forEach((code, index) => {
-    if (!isPublishedEventType(code)) {
+    if (!deps.catalogue.isPublishedEventType(code)) {
       throw validationFailed(
         `${field}[${index}]`,
         `${field}[${index}] is not a published event type (see GET /api/v1/webhooks/event-types)`,
@@ -111,7 +110,7 @@ export async function createSubscription(
   input: CreateSubscriptionInput,
 ): Promise<SubscriptionWithSecretView> {
   const endpoint = checkEndpointUrl(input.endpoint_url);
-  const codes = checkEventTypeCodes(input.event_type_codes);
+  const codes = checkEventTypeCodes(deps, input.event_type_codes);
   const secret = generateSigningSecret();
   const row = await withTransaction(deps.pool, async (tx) => {
     // The organisation lock (also taken by the limit trigger) serialises creates of one organisation,
@@ -175,7 +174,7 @@ export async function updateSubscription(
   // Contract rule 2: an empty list on update is ignored, not a clear.
   const codes =
     input.event_type_codes !== undefined && input.event_type_codes.length > 0
-      ? checkEventTypeCodes(input.event_type_codes)
+      ? checkEventTypeCodes(deps, input.event_type_codes)
       : undefined;
   if (!isUuid(id)) throw subscriptionNotFound();
   const before = await repo.findSubscription(deps.pool, organisationId, id);

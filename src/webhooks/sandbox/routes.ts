@@ -1,9 +1,9 @@
-// Sandbox-only endpoints (D11); registered only when APP_ENV=sandbox.
+// The sandbox's test events (D11): registered only when APP_ENV=sandbox.
 import { Type } from '@sinclair/typebox';
-import { SCOPES } from '../auth/scopes.ts';
-import type { App, AppDeps } from '../platform/deps.ts';
-import { errorResponses, StoredText } from '../webhooks/api-schemas.ts';
-import { Event } from '../webhooks/events/schemas.ts';
+import type { App, AppDeps } from '../../platform/deps.ts';
+import { errorResponses, StoredText } from '../api-schemas.ts';
+import { Event } from '../events/schemas.ts';
+import { WEBHOOK_SCOPES } from '../scopes.ts';
 import * as service from './service.ts';
 
 const TestEventBody = Type.Object(
@@ -39,11 +39,11 @@ const TestEventBody = Type.Object(
   },
 );
 
-export function registerSandboxRoutes(app: App, deps: AppDeps): void {
+export function registerWebhookSandboxRoutes(app: App, deps: AppDeps): void {
   app.post(
     '/api/v1/sandbox/webhooks/events',
     {
-      config: { scope: SCOPES.webhooksWrite },
+      config: { scope: WEBHOOK_SCOPES.write },
       schema: {
         tags: ['sandbox'],
         summary: 'Publish a test webhook event (sandbox only)',

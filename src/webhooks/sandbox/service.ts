@@ -1,12 +1,11 @@
 // Sandbox test events (D11): published exactly as the platform publishes resource events, through the
 // transactional outbox (publishEvent, D10).
-import { withTransaction } from '../db/pool.ts';
-import type { AppDeps } from '../platform/deps.ts';
-import { badRequest, validationFailed } from '../platform/errors.ts';
-import { isPublishedEventType } from '../webhooks/event-types.ts';
-import type { EventView } from '../webhooks/events/schemas.ts';
-import { eventView } from '../webhooks/events/service.ts';
-import { publishEvent } from '../webhooks/publish.ts';
+import { withTransaction } from '../../db/pool.ts';
+import type { AppDeps } from '../../platform/deps.ts';
+import { badRequest, validationFailed } from '../../platform/errors.ts';
+import type { EventView } from '../events/schemas.ts';
+import { eventView } from '../events/service.ts';
+import { publishEvent } from '../publish.ts';
 
 export interface TestEventInput {
   event_type_code: string;
@@ -22,7 +21,7 @@ export async function publishTestEvent(
   organisationId: string,
   input: TestEventInput,
 ): Promise<{ created: boolean; event: EventView }> {
-  if (!isPublishedEventType(input.event_type_code)) {
+  if (!deps.catalogue.isPublishedEventType(input.event_type_code)) {
     throw validationFailed(
       'event_type_code',
       'event_type_code is not a published event type (see GET /api/v1/webhooks/event-types)',

@@ -55,5 +55,10 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The scope a route requires; routes with a scope require a bearer token (D6). */
     scope?: string;
+    /**
+     * The route honours the Idempotency-Key header (D14): a repeat replays the first response. Every
+     * POST of the payment areas that creates something or changes a state sets it.
+     */
+    idempotent?: boolean;
   }
 }

@@ -29,6 +29,18 @@ export const newEventPublicId = (): string => `evt_${ulid()}`;
 /** `dlv_` + ULID: X-Webhook-Delivery-Id, new for every attempt. */
 export const newDeliveryHeaderId = (): string => `dlv_${ulid()}`;
 
+/**
+ * `<prefix>_<ULID>`: ids of the payment areas' resources (D14), e.g. `cor_`, `bnk_`, `scr_`, `btx_`.
+ * Time-ordered, so sorting by id sorts by creation.
+ */
+export const newPublicId = (prefix: string): string => `${prefix}_${ulid()}`;
+
+/** A `<prefix>_<ULID>` id as a path parameter: anything else cannot name a resource (404). */
+export const isPublicId = (prefix: string, value: string): boolean =>
+  value.length === prefix.length + 27 &&
+  value.startsWith(`${prefix}_`) &&
+  /^[0-9A-HJKMNP-TV-Z]{26}$/.test(value.slice(prefix.length + 1));
+
 /** `err_` + ULID: identifies one failed request in the logs (D5). */
 export const newErrorId = (): string => `err_${ulid()}`;
 

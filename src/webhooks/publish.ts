@@ -2,6 +2,7 @@
 // In the caller's transaction it records the event with its fixed payload envelope and one delivery
 // per matching active subscription (transactional outbox, D2). With no active match nothing is recorded.
 import type { PoolClient } from '../db/pool.ts';
+import type { Catalogue } from '../platform/area.ts';
 import { newEventPublicId } from '../platform/ids.ts';
 import * as outbox from './publish-repository.ts';
 
@@ -77,4 +78,39 @@ export async function queueReplayRound(tx: PoolClient, event: outbox.EventRow): 
   const updated = await outbox.startNextRound(tx, event.id);
   await outbox.insertDeliveries(tx, updated, updated.current_round, subscriptionIds);
   return subscriptionIds.length;
+}
+
+export interface ResourceEventInput {
+  organisationId: string;
+  /** `transfer`, `deposit`, `payout`, `beneficiary`, `screening`, `deposit_address` (D14). */
+  sourceObjectType: string;
+  /** The resource as its GET returns it; its `id` names the source object. */
+  object: { id: string };
+  /** `created`, a new status, or another action of the catalogue (`updated`). */
+  action: string;
+  previousStatus: string | null;
+  /** Default `<resource id>:<action>` (D8): a state is announced once. */
+  idempotencyKey?: string | null;
+}
+
+/**
+ * A resource's event (D8, D14): `<type>.<action>` with data `{object, previous_status}`, in the caller's
+ * transaction, the one that changes the resource. An action without a catalogue code publishes nothing.
+ */
+export async function publishResourceEvent(
+  tx: PoolClient,
+  catalogue: Pick<Catalogue, 'isPublishedEventType'>,
+  input: ResourceEventInput,
+): Promise<void> {
+  const code = `${input.sourceObjectType}.${input.action}`;
+  if (!catalogue.isPublishedEventType(code)) return;
+  await publishEvent(tx, {
+    organisationId: input.organisationId,
+    eventTypeCode: code,
+    data: { object: input.object, previous_status: input.previousStatus },
+    sourceObjectType: input.sourceObjectType,
+    sourceObjectId: input.object.id,
+    idempotencyKey:
+      input.idempotencyKey === undefined ? `${input.object.id}:${input.action}` : input.idempotencyKey,
+  });
 }

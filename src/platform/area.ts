@@ -69,10 +69,8 @@ export interface Catalogue {
 }
 
 export function buildCatalogue(areas: readonly Area[]): Catalogue {
-  const scopes = unique(
-    areas.flatMap((area) => area.scopes ?? []),
-    'scope',
-  );
+  // Areas may share a scope (reference:read); each is listed once.
+  const scopes = [...new Set(areas.flatMap((area) => area.scopes ?? []))];
   const eventTypes = [...areas.flatMap((area) => area.eventTypes ?? [])].sort((a, b) =>
     a.code < b.code ? -1 : a.code > b.code ? 1 : 0,
   );

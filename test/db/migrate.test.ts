@@ -1,5 +1,8 @@
 // Migrations (D2): forward-only numbered files, applied once even when several processes start together.
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadMigrations, migrate, migrationsApplied } from '../../src/db/migrate.ts';
 import { createPool, type Pool } from '../../src/db/pool.ts';
@@ -12,13 +15,27 @@ describe('migrations (D2)', () => {
   });
   after(() => db.drop());
 
-  it('numbers migration files consecutively from 001', async () => {
+  it('gathers the platform and area migrations in one ascending order, each number once', async () => {
     const migrations = await loadMigrations();
-    assert.ok(migrations.length >= 1);
+    const versions = migrations.map((migration) => migration.version);
+    assert.deepEqual(versions.slice(0, 3), [1, 2, 3]);
     assert.deepEqual(
-      migrations.map((migration) => migration.version),
-      migrations.map((_migration, index) => index + 1),
+      versions,
+      [...new Set(versions)].sort((a, b) => a - b),
     );
+  });
+
+  it('refuses two migration files with one number', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'migrations-'));
+    const other = await mkdtemp(path.join(tmpdir(), 'migrations-'));
+    try {
+      await writeFile(path.join(dir, '007_one.sql'), 'SELECT 1;');
+      await writeFile(path.join(other, '007_two.sql'), 'SELECT 2;');
+      await assert.rejects(() => loadMigrations([dir, other]), /migration number 7 is used twice/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+      await rm(other, { recursive: true, force: true });
+    }
   });
 
   it('applies every migration exactly once when five processes start together', async () => {

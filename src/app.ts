@@ -13,6 +13,7 @@ import { registerAuthRoutes } from './auth/routes.ts';
 import { registerOpsRoutes } from './ops/routes.ts';
 import type { App, AppDeps, Components } from './platform/deps.ts';
 import { installErrorHandling } from './platform/errors.ts';
+import { registerIdempotency } from './platform/idempotency.ts';
 import { parseJsonBody } from './platform/json.ts';
 import { loggerOptions } from './platform/logging.ts';
 
@@ -129,6 +130,7 @@ export async function buildApp(deps: AppDeps, options: BuildOptions): Promise<Ap
   if (options.components.auth) registerAuthRoutes(app, deps, { authOnly: !options.components.api });
   if (options.components.api) {
     await registerBearerAuth(app, deps);
+    registerIdempotency(app, deps.pool);
     registerAdminRoutes(app, deps);
     for (const area of deps.areas) {
       area.routes?.(app, deps);

@@ -38,6 +38,8 @@ export interface Config {
   /** WEBHOOK_CA_FILE: PEM file of extra CAs trusted for deliveries (beside the system store). */
   webhookCaFile: string | undefined;
   shutdownTimeoutMs: number;
+  /** Durable timers (D21): job batches one worker runs at once. */
+  jobConcurrency: number;
   /** Fastify trustProxy: false, true, a hop count, or addresses/CIDRs of trusted proxies. */
   trustProxy: boolean | number | string[];
 }
@@ -243,5 +245,6 @@ export function loadConfig(env: Env = process.env): Config {
     webhookCaFile: existingFile(env, 'WEBHOOK_CA_FILE'),
     trustProxy: trustProxy(env),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
+    jobConcurrency: int(env, 'JOB_CONCURRENCY', 2, 1, 64),
   });
 }

@@ -6,6 +6,7 @@ import { seedSandbox } from './admin/service.ts';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { DataDirInUseError } from './db/embedded.ts';
+import { type JobRunner, startJobRunner } from './platform/jobs/runner.ts';
 import { loggerOptions } from './platform/logging.ts';
 import { openRuntime } from './runtime.ts';
 import { type DeliveryWorker, startDeliveryWorker } from './webhooks/delivery/worker.ts';
@@ -50,6 +51,9 @@ async function main(argv: string[]): Promise<number> {
   const worker: DeliveryWorker | undefined = runWorker
     ? startDeliveryWorker(deps, log.child({ component: 'delivery' }))
     : undefined;
+  const jobs: JobRunner | undefined = runWorker
+    ? startJobRunner(deps, log.child({ component: 'jobs' }))
+    : undefined;
   log.info({ role, address, env: config.appEnv }, `payment-service ${role} listening on ${address}`);
   if (role === 'worker') log.info('worker role: the HTTP server answers /healthz, /readyz and /metrics only');
   if (role === 'auth') log.info('auth role: token, JWKS and discovery endpoints only');
@@ -83,7 +87,7 @@ async function main(argv: string[]): Promise<number> {
         process.exit(1);
       }, config.shutdownTimeoutMs + 5_000);
       force.unref();
-      await Promise.allSettled([app.close(), worker?.stop()]);
+      await Promise.allSettled([app.close(), worker?.stop(), jobs?.stop()]);
       await runtime.close();
       log.info('stopped');
       resolve(0);

@@ -1,4 +1,5 @@
 // The PostgreSQL pool (D2). The same driver serves the embedded and the external server.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 
 // bigint identity ids and count(*) come back as JavaScript numbers; ids stay far below 2^53.
@@ -31,6 +32,13 @@ export function createPool(connectionString: string, max: number, applicationNam
 }
 
 /**
+ * Work that must commit with whatever transaction the current request commits: the idempotency key's
+ * "this operation took effect" mark (D14) goes into the operation's own transaction, so a crash can
+ * never leave the operation done and the key free to run it again. Set per request with `run`.
+ */
+export const beforeCommit = new AsyncLocalStorage<(tx: pg.PoolClient) => Promise<void>>();
+
+/**
  * Runs `work` in one transaction: commit on success, rollback on any error.
  * While a client is checked out pg-pool does not listen for its errors, so a connection cut by the
  * server (a restart: 57P01) would be an unhandled 'error' event and kill the process. We listen for
@@ -47,6 +55,7 @@ export async function withTransaction<T>(pool: pg.Pool, work: (tx: pg.PoolClient
   try {
     await client.query('BEGIN');
     const result = await work(client);
+    await beforeCommit.getStore()?.(client);
     await client.query('COMMIT');
     return result;
   } catch (error) {

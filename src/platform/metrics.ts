@@ -14,6 +14,8 @@ export class Metrics {
   readonly webhookInFlight: client.Gauge;
   readonly webhookQueueDepth: client.Gauge;
   readonly webhookLag: client.Gauge;
+  /** Durable timer runs by kind and outcome (done, failed: retried later). */
+  readonly jobsRun: client.Counter<'kind' | 'outcome'>;
   #queueSource: DeliveryQueueSource | undefined;
   #queueRead: { at: number; value: Promise<{ depth: number; lagSeconds: number } | undefined> } | undefined;
 
@@ -35,6 +37,12 @@ export class Metrics {
       help: 'HTTP request latency by route template, method and status code',
       labelNames: ['method', 'route', 'status'],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [this.registry],
+    });
+    this.jobsRun = new client.Counter({
+      name: 'jobs_run_total',
+      help: 'Durable timer jobs run, by kind and outcome (done; failed: retried later)',
+      labelNames: ['kind', 'outcome'],
       registers: [this.registry],
     });
     this.webhookAttempts = new client.Counter({

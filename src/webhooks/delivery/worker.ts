@@ -3,9 +3,10 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
+import { listenOnChannel } from '../../db/listen.ts';
 import type { AppDeps } from '../../platform/deps.ts';
 import { groupCommit } from '../../platform/group-commit.ts';
-import { listenForDeliveries } from './listen.ts';
+import { DELIVERY_CHANNEL } from '../publish-repository.ts';
 import { type PreparedDelivery, prepareDeliveries } from './prepare.ts';
 import * as repo from './repository.ts';
 import {
@@ -358,7 +359,7 @@ export function startDeliveryWorker(
   }
 
   metrics.setDeliveryQueueSource(() => repo.queueStats(pool));
-  const listener = options.listen === false ? undefined : listenForDeliveries(pool, log, wake);
+  const listener = options.listen === false ? undefined : listenOnChannel(pool, log, wake, DELIVERY_CHANNEL);
   const looping = loop();
   log.info(
     {

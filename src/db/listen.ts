@@ -1,23 +1,22 @@
-// A dedicated LISTEN connection on the delivery channel (D10, architecture guide): publishing transactions
-// NOTIFY at commit, so workers start on new deliveries at once instead of polling. The connection is
-// re-opened after any error with a capped backoff; every (re)connect also wakes the worker, since
-// notifications sent while it was down are lost.
+// A dedicated LISTEN connection on one channel (architecture guide): a transaction that queues work
+// NOTIFYs at commit, so workers start on it at once instead of polling (webhook deliveries, D10; timers,
+// D21). The connection is re-opened after any error with a capped backoff; every (re)connect also wakes
+// the listener, since notifications sent while it was down are lost.
 import pg from 'pg';
 import type { Logger } from 'pino';
-import type { Pool } from '../../db/pool.ts';
-import { DELIVERY_CHANNEL } from '../publish-repository.ts';
+import type { Pool } from './pool.ts';
 
 export interface Listener {
   close(): Promise<void>;
 }
 
-export function listenForDeliveries(
+export function listenOnChannel(
   pool: Pool,
   log: Logger,
   onWake: () => void,
-  options: { channel?: string; applicationName?: string } = {},
+  channel: string,
+  options: { applicationName?: string } = {},
 ): Listener {
-  const channel = options.channel ?? DELIVERY_CHANNEL;
   let closed = false;
   let current: pg.Client | undefined;
   let stopWaiting: (() => void) | undefined;
@@ -37,7 +36,7 @@ export function listenForDeliveries(
       const ended = new Promise<void>((resolve) => {
         stopWaiting = resolve;
         client.on('error', (error) => {
-          if (!closed) log.warn({ err: error }, 'delivery LISTEN connection lost; reconnecting');
+          if (!closed) log.warn({ err: error }, `LISTEN ${channel} connection lost; reconnecting`);
           resolve();
         });
         client.on('end', () => resolve());
@@ -50,7 +49,7 @@ export function listenForDeliveries(
         onWake();
         await ended;
       } catch (error) {
-        if (!closed) log.warn({ err: error }, 'delivery LISTEN connection failed; retrying');
+        if (!closed) log.warn({ err: error }, `LISTEN ${channel} connection failed; retrying`);
       } finally {
         current = undefined;
         client.removeAllListeners('notification');

@@ -1,0 +1,152 @@
+// SQL of the ledger and balances (D21).
+
+import { pageWithTotal } from '../db/paging.ts';
+import type { Queryable } from '../db/pool.ts';
+
+/** SQLSTATE that ledger_post raises for a debit below zero (migration 005). */
+export const PG_INSUFFICIENT_FUNDS = 'PS001';
+
+export interface EntryInput {
+  entryId: string;
+  organisationId: string | null;
+  name: string;
+  currency: string;
+  amount: string;
+  mayOverdraw: boolean;
+}
+
+export async function postTransaction(
+  db: Queryable,
+  type: string,
+  resourceType: string | null,
+  resourceId: string | null,
+  entries: EntryInput[],
+): Promise<{ id: string; balanceAfter: string | null }[]> {
+  const result = await db.query<{ entry_id: string; balance_after: string | null }>({
+    name: 'ledger.post',
+    text: `SELECT entry_id, balance_after FROM ledger_post($1, $2, $3, $4::uuid[], $5::text[], $6::text[],
+             $7::numeric[], $8::boolean[], $9::text[])`,
+    values: [
+      type,
+      resourceType,
+      resourceId,
+      entries.map((entry) => entry.organisationId),
+      entries.map((entry) => entry.name),
+      entries.map((entry) => entry.currency),
+      entries.map((entry) => entry.amount),
+      entries.map((entry) => entry.mayOverdraw),
+      entries.map((entry) => entry.entryId),
+    ],
+  });
+  return result.rows.map((row) => ({ id: row.entry_id, balanceAfter: row.balance_after }));
+}
+
+export interface BalanceRow {
+  currency: string;
+  available: string;
+  held: string;
+  updated_at: Date;
+}
+
+/** The organisation's balances: one row per currency it has touched, sorted by currency. */
+export async function listBalances(db: Queryable, organisationId: string): Promise<BalanceRow[]> {
+  const result = await db.query<BalanceRow>({
+    name: 'balances.list',
+    text: `SELECT currency,
+                  coalesce(sum(balance) FILTER (WHERE name = 'available'), 0)::text AS available,
+                  coalesce(sum(balance) FILTER (WHERE name = 'held'), 0)::text AS held,
+                  max(updated_at) AS updated_at
+           FROM ledger_accounts WHERE organisation_id = $1
+           GROUP BY currency ORDER BY currency`,
+    values: [organisationId],
+  });
+  return result.rows;
+}
+
+export async function findBalance(
+  db: Queryable,
+  organisationId: string,
+  currency: string,
+): Promise<BalanceRow | undefined> {
+  return (await listBalances(db, organisationId)).find((row) => row.currency === currency);
+}
+
+/** Currencies of the organisation's balances. */
+export async function balanceCurrencies(db: Queryable, organisationId: string): Promise<string[]> {
+  const result = await db.query<{ currency: string }>({
+    name: 'balances.currencies',
+    text: 'SELECT DISTINCT currency FROM ledger_accounts WHERE organisation_id = $1',
+    values: [organisationId],
+  });
+  return result.rows.map((row) => row.currency);
+}
+
+export interface EntryRow {
+  id: string;
+  currency: string;
+  amount: string;
+  balance_after: string;
+  type: string;
+  resource_type: string | null;
+  resource_id: string | null;
+  created_at: Date;
+}
+
+export interface EntryFilters {
+  currency?: string[];
+  type?: string[];
+  resource_id?: string[];
+}
+
+const ENTRY_SORT: Record<string, string> = { id: 'id', created_at: 'created_at', updated_at: 'created_at' };
+
+/** The organisation's balance transactions: the entries of its available accounts (D21). */
+export async function searchEntries(
+  db: Queryable,
+  organisationId: string,
+  filters: EntryFilters,
+  sortBy: string,
+  direction: 'asc' | 'desc',
+  limit: number,
+  offset: number,
+): Promise<{ rows: EntryRow[]; total: number }> {
+  const values: unknown[] = [organisationId];
+  const conditions = ['organisation_id = $1', "account_name = 'available'"];
+  const add = (column: string, list: string[] | undefined) => {
+    if (!list) return;
+    values.push(list);
+    conditions.push(`${column} = ANY($${values.length}::text[])`);
+  };
+  add('currency', filters.currency);
+  add('type', filters.type);
+  add('resource_id', filters.resource_id);
+  values.push(limit, offset);
+  const column = ENTRY_SORT[sortBy] ?? 'id';
+  const dir = direction === 'asc' ? 'ASC' : 'DESC';
+  return pageWithTotal<EntryRow>(db, {
+    columns:
+      'id, currency, amount::text AS amount, balance_after::text AS balance_after, type, resource_type, resource_id, created_at',
+    from: 'ledger_entries',
+    condition: conditions.join(' AND '),
+    orderBy: column === 'id' ? `id ${dir}` : `${column} ${dir}, id ${dir}`,
+    limit: `$${values.length - 1}`,
+    offset: `$${values.length}`,
+    values,
+  });
+}
+
+/** True once the organisation has had its sandbox opening balances (D24). */
+export async function hasOpeningBalances(db: Queryable, organisationId: string): Promise<boolean> {
+  const result = await db.query({
+    name: 'balances.opening_exists',
+    text: `SELECT 1 FROM ledger_transactions
+           WHERE resource_id = $1::text AND resource_type = 'organisation' AND type = 'top_up' LIMIT 1`,
+    values: [organisationId],
+  });
+  return result.rowCount === 1;
+}
+
+/** Serialises the opening-balance seeding of one organisation across processes. */
+export async function lockOrganisation(db: Queryable, organisationId: string): Promise<void> {
+  await db.query('SELECT 1 FROM organisations WHERE id = $1 FOR NO KEY UPDATE', [organisationId]);
+}

@@ -1,0 +1,88 @@
+// SQL of the durable timers (D21).
+import type { Queryable } from '../../db/pool.ts';
+
+/** NOTIFY channel: a transaction that schedules a job wakes the runners at its commit. */
+export const JOBS_CHANNEL = 'payment_jobs';
+
+export interface JobRow {
+  id: number;
+  kind: string;
+  payload: Record<string, unknown>;
+  attempts: number;
+}
+
+export interface NewJob {
+  kind: string;
+  payload: Record<string, unknown>;
+  runAt: Date;
+  /** At most one pending job per key: scheduling it again changes nothing. */
+  dedupeKey?: string;
+}
+
+/** Inserts the job (unless its dedupe key is pending) and notifies the runners; true if inserted. */
+export async function insertJob(db: Queryable, job: NewJob): Promise<boolean> {
+  const result = await db.query({
+    name: 'jobs.insert',
+    text: `WITH inserted AS (
+             INSERT INTO jobs (kind, payload, run_at, dedupe_key) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (dedupe_key) DO NOTHING
+             RETURNING id
+           )
+           SELECT pg_notify('${JOBS_CHANNEL}', '') FROM inserted`,
+    values: [job.kind, job.payload, job.runAt, job.dedupeKey ?? null],
+  });
+  return result.rowCount === 1;
+}
+
+/** Removes a pending job by its dedupe key (a funded transfer's expiry, say); true if there was one. */
+export async function deleteJobByKey(db: Queryable, dedupeKey: string): Promise<boolean> {
+  const result = await db.query({
+    name: 'jobs.delete_by_key',
+    text: 'DELETE FROM jobs WHERE dedupe_key = $1',
+    values: [dedupeKey],
+  });
+  return (result.rowCount ?? 0) > 0;
+}
+
+/**
+ * Locks up to `limit` due jobs for the caller's transaction; jobs another runner holds are skipped.
+ * The lock lasts as long as the transaction: a runner that dies releases them with its connection.
+ */
+export async function claimDueJobs(db: Queryable, limit: number): Promise<JobRow[]> {
+  const result = await db.query<JobRow>({
+    name: 'jobs.claim',
+    text: `SELECT id, kind, payload, attempts FROM jobs
+           WHERE run_at <= now() ORDER BY run_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+    values: [limit],
+  });
+  return result.rows;
+}
+
+export async function deleteJob(db: Queryable, id: number): Promise<void> {
+  await db.query({ name: 'jobs.delete', text: 'DELETE FROM jobs WHERE id = $1', values: [id] });
+}
+
+export async function retryJobLater(
+  db: Queryable,
+  id: number,
+  delayMs: number,
+  error: string,
+): Promise<void> {
+  await db.query({
+    name: 'jobs.retry',
+    text: `UPDATE jobs SET attempts = attempts + 1, last_error = $3,
+             run_at = now() + make_interval(secs => $2::double precision / 1000)
+           WHERE id = $1`,
+    values: [id, delayMs, error],
+  });
+}
+
+/** Milliseconds until the earliest job falls due (0 when one is due), or undefined with none pending. */
+export async function msUntilNextJob(db: Queryable): Promise<number | undefined> {
+  const result = await db.query<{ ms: number | null }>({
+    name: 'jobs.next_due',
+    text: `SELECT GREATEST(0, EXTRACT(EPOCH FROM (min(run_at) - now())) * 1000)::float8 AS ms FROM jobs`,
+  });
+  const ms = result.rows[0]?.ms;
+  return ms === null || ms === undefined ? undefined : ms;
+}

@@ -65,8 +65,6 @@ export async function post(tx: PoolClient, transaction: LedgerTransaction): Prom
   const sums = new Map<string, Decimal>();
   for (const posting of transaction.postings) {
     if (posting.amount.isZero()) throw new RangeError('a ledger entry cannot be zero');
-    // Exactly the currency's decimals: a finer amount is a rounding bug upstream, refused here.
-    formatAmount(posting.amount.abs(), posting.account.currency);
     const currency = posting.account.currency;
     sums.set(currency, (sums.get(currency) ?? new Decimal(0)).plus(posting.amount));
   }
@@ -74,6 +72,7 @@ export async function post(tx: PoolClient, transaction: LedgerTransaction): Prom
     if (!sum.isZero()) throw new RangeError(`ledger postings sum to ${sum.toString()} ${currency}, not zero`);
   }
   try {
+    // formatAmount refuses an amount finer than its currency: a rounding bug upstream, not money to keep.
     return await repo.postTransaction(
       tx,
       transaction.type,
@@ -84,7 +83,7 @@ export async function post(tx: PoolClient, transaction: LedgerTransaction): Prom
         organisationId: 'organisationId' in posting.account ? posting.account.organisationId : null,
         name: 'organisationId' in posting.account ? posting.account.name : posting.account.platform,
         currency: posting.account.currency,
-        amount: posting.amount.toFixed(),
+        amount: formatAmount(posting.amount, posting.account.currency),
         mayOverdraw: posting.mayOverdraw === true || !('organisationId' in posting.account),
       })),
     );

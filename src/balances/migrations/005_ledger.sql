@@ -76,7 +76,7 @@ CREATE CONSTRAINT TRIGGER ledger_transactions_balanced AFTER INSERT ON ledger_tr
   DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ledger_transaction_balanced();
 
 -- Posts one ledger transaction in the caller's transaction: the one primitive every movement of money
--- goes through. Accounts are created on first use. Organisation accounts are locked in id order (so two
+-- goes through. Organisation accounts are locked in id order (so two
 -- postings never deadlock) and a debit that would take one below zero raises PS001, unless that entry
 -- may overdraw (a reversal the platform must record whatever the balance). Unbalanced input raises PS002.
 CREATE FUNCTION ledger_post(
@@ -97,20 +97,20 @@ BEGIN
                       GROUP BY e.currency HAVING sum(e.amount) <> 0) THEN
     RAISE EXCEPTION USING ERRCODE = 'PS002', MESSAGE = 'ledger postings must sum to zero per currency';
   END IF;
+  -- Accounts are created on first use, in one order (organisation, name, currency) for every posting:
+  -- two postings that both create accounts then wait for each other's inserts in the same order, never
+  -- in a cycle.
+  INSERT INTO ledger_accounts (organisation_id, name, currency, balance)
+    SELECT DISTINCT e.organisation, e.name, e.currency, CASE WHEN e.organisation IS NULL THEN NULL ELSE 0 END
+    FROM unnest(p_organisation, p_name, p_currency) AS e(organisation, name, currency)
+    WHERE NOT EXISTS (SELECT 1 FROM ledger_accounts a WHERE a.organisation_id IS NOT DISTINCT FROM e.organisation
+                        AND a.name = e.name AND a.currency = e.currency)
+    ORDER BY 1, 2, 3
+    ON CONFLICT DO NOTHING;
   FOR i IN 1..n LOOP
     SELECT a.id INTO v_account FROM ledger_accounts a
       WHERE a.organisation_id IS NOT DISTINCT FROM p_organisation[i] AND a.name = p_name[i]
         AND a.currency = p_currency[i];
-    IF v_account IS NULL THEN
-      INSERT INTO ledger_accounts (organisation_id, name, currency, balance)
-        VALUES (p_organisation[i], p_name[i], p_currency[i], CASE WHEN p_organisation[i] IS NULL THEN NULL ELSE 0 END)
-        ON CONFLICT DO NOTHING RETURNING id INTO v_account;
-      IF v_account IS NULL THEN
-        SELECT a.id INTO v_account FROM ledger_accounts a
-          WHERE a.organisation_id IS NOT DISTINCT FROM p_organisation[i] AND a.name = p_name[i]
-            AND a.currency = p_currency[i];
-      END IF;
-    END IF;
     v_account_ids := v_account_ids || v_account;
   END LOOP;
   PERFORM 1 FROM ledger_accounts a

@@ -2,7 +2,6 @@
 // balances and balance transactions, and the sandbox's test money (D24).
 import type { Area } from '../platform/area.ts';
 import { PAYMENT_SCOPES } from '../platform/scopes.ts';
-import { balanceCurrencies } from './repository.ts';
 import { registerBalanceRoutes, registerBalanceSandboxRoutes } from './routes.ts';
 import { seedOpeningBalances } from './service.ts';
 
@@ -13,4 +12,3 @@ export const balancesArea: Area = {
   sandboxRoutes: registerBalanceSandboxRoutes,
   seedOrganisation: (tx, organisationId) => seedOpeningBalances(tx, organisationId),
 };
-

@@ -38,7 +38,9 @@ export async function postTransaction(
       entries.map((entry) => entry.entryId),
     ],
   });
-  return result.rows.map((row) => ({ id: row.entry_id, balanceAfter: row.balance_after }));
+  // In the order of the input (the function writes platform entries first).
+  const byId = new Map(result.rows.map((row) => [row.entry_id, row.balance_after]));
+  return entries.map((entry) => ({ id: entry.entryId, balanceAfter: byId.get(entry.entryId) ?? null }));
 }
 
 export interface BalanceRow {
@@ -149,4 +151,35 @@ export async function hasOpeningBalances(db: Queryable, organisationId: string):
 /** Serialises the opening-balance seeding of one organisation across processes. */
 export async function lockOrganisation(db: Queryable, organisationId: string): Promise<void> {
   await db.query('SELECT 1 FROM organisations WHERE id = $1 FOR NO KEY UPDATE', [organisationId]);
+}
+
+/**
+ * Checks the invariants of D21 over the whole ledger and returns what is violated (empty when none):
+ * every organisation account equals the sum of its entries, every transaction sums to zero per currency,
+ * no organisation balance is or was below zero (an entry allowed to overdraw shows here too, on purpose:
+ * an operator should see it). Reads every entry: for tests, benchmarks and operators, not request paths.
+ */
+export async function ledgerViolations(db: Queryable): Promise<string[]> {
+  const problems: string[] = [];
+  const accounts = await db.query(
+    `SELECT a.id, a.balance::text AS balance, coalesce(sum(e.amount), 0)::text AS total
+     FROM ledger_accounts a LEFT JOIN ledger_entries e ON e.account_id = a.id
+     WHERE a.organisation_id IS NOT NULL GROUP BY a.id HAVING a.balance <> coalesce(sum(e.amount), 0)`,
+  );
+  for (const row of accounts.rows)
+    problems.push(`account ${row.id}: balance ${row.balance}, entries sum to ${row.total}`);
+  const unbalanced = await db.query(
+    `SELECT transaction_id, currency, sum(amount)::text AS sum FROM ledger_entries
+     GROUP BY transaction_id, currency HAVING sum(amount) <> 0`,
+  );
+  for (const row of unbalanced.rows)
+    problems.push(`transaction ${row.transaction_id} sums to ${row.sum} ${row.currency}`);
+  const negative = await db.query(
+    `SELECT 'entry ' || id AS what, balance_after::text AS balance FROM ledger_entries
+       WHERE organisation_id IS NOT NULL AND balance_after < 0
+     UNION ALL
+     SELECT 'account ' || id, balance::text FROM ledger_accounts WHERE balance < 0`,
+  );
+  for (const row of negative.rows) problems.push(`${row.what} below zero: ${row.balance}`);
+  return problems;
 }

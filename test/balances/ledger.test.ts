@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import fc from 'fast-check';
 import { insertOrganisation } from '../../src/admin/repository.ts';
 import * as ledger from '../../src/balances/ledger.ts';
+import { ledgerViolations } from '../../src/balances/repository.ts';
 import { createPool, type Pool, withTransaction } from '../../src/db/pool.ts';
 import { AppError } from '../../src/platform/errors.ts';
 import { newUuid } from '../../src/platform/ids.ts';
@@ -74,29 +75,6 @@ async function balanceOf(
     [organisationId, name, currency],
   );
   return result.rows[0]?.balance ?? '0';
-}
-
-/** The invariants of D21 over the whole ledger; returns what is violated (empty when none). */
-async function violations(pool: Pool): Promise<string[]> {
-  const problems: string[] = [];
-  const accounts = await pool.query(
-    `SELECT a.id, a.balance::text AS balance, coalesce(sum(e.amount), 0)::text AS total
-     FROM ledger_accounts a LEFT JOIN ledger_entries e ON e.account_id = a.id
-     WHERE a.organisation_id IS NOT NULL GROUP BY a.id HAVING a.balance <> coalesce(sum(e.amount), 0)`,
-  );
-  for (const row of accounts.rows)
-    problems.push(`account ${row.id}: balance ${row.balance} but entries sum ${row.total}`);
-  const unbalanced = await pool.query(
-    'SELECT transaction_id, currency, sum(amount)::text AS sum FROM ledger_entries GROUP BY transaction_id, currency HAVING sum(amount) <> 0',
-  );
-  for (const row of unbalanced.rows)
-    problems.push(`transaction ${row.transaction_id} sums to ${row.sum} ${row.currency}`);
-  const negative = await pool.query(
-    `SELECT id, balance_after::text FROM ledger_entries WHERE organisation_id IS NOT NULL AND balance_after < 0
-     UNION ALL SELECT id::text, balance::text FROM ledger_accounts WHERE balance < 0`,
-  );
-  for (const row of negative.rows) problems.push(`below zero: ${JSON.stringify(row)}`);
-  return problems;
 }
 
 describe('ledger (D21)', () => {
@@ -199,7 +177,7 @@ describe('ledger (D21)', () => {
     assert.equal(outcomes.filter((outcome) => outcome === 'ok').length, 14);
     assert.equal(outcomes.filter((outcome) => outcome === 'insufficient').length, 6);
     assert.equal(await balanceOf(db.pool, org, 'available', 'USD'), '2.00');
-    assert.deepEqual(await violations(db.pool), []);
+    assert.deepEqual(await ledgerViolations(db.pool), []);
   });
 
   it('guards the balance across processes: another process debits at the same time', async () => {
@@ -300,7 +278,7 @@ describe('ledger (D21)', () => {
                 await runOne(pool, op);
             }),
           );
-          assert.deepEqual(await violations(db.pool), []);
+          assert.deepEqual(await ledgerViolations(db.pool), []);
           const actual = await db.pool.query<{
             organisation_id: string;
             name: string;

@@ -75,6 +75,27 @@ END $$;
 CREATE CONSTRAINT TRIGGER ledger_transactions_balanced AFTER INSERT ON ledger_transactions
   DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ledger_transaction_balanced();
 
+-- The ids of the accounts named by (organisation, name, currency), NULL where one does not exist yet.
+-- An organisation id and NULL (a platform account) are looked up apart, so that both use the unique index.
+CREATE FUNCTION ledger_account_ids(p_organisation uuid[], p_name text[], p_currency text[])
+RETURNS bigint[] LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  ids bigint[] := '{}';
+  found bigint;
+BEGIN
+  FOR i IN 1..coalesce(array_length(p_name, 1), 0) LOOP
+    IF p_organisation[i] IS NULL THEN
+      SELECT a.id INTO found FROM ledger_accounts a
+        WHERE a.organisation_id IS NULL AND a.name = p_name[i] AND a.currency = p_currency[i];
+    ELSE
+      SELECT a.id INTO found FROM ledger_accounts a
+        WHERE a.organisation_id = p_organisation[i] AND a.name = p_name[i] AND a.currency = p_currency[i];
+    END IF;
+    ids := ids || found;
+  END LOOP;
+  RETURN ids;
+END $$;
+
 -- Posts one ledger transaction in the caller's transaction: the one primitive every movement of money
 -- goes through. Organisation accounts are locked in id order (so two
 -- postings never deadlock) and a debit that would take one below zero raises PS001, unless that entry
@@ -88,7 +109,6 @@ CREATE FUNCTION ledger_post(
 DECLARE
   n integer := coalesce(array_length(p_amount, 1), 0);
   v_account_ids bigint[] := '{}';
-  v_account bigint;
   v_transaction bigint;
   v_balance numeric;
   v_at timestamptz := now();
@@ -97,36 +117,42 @@ BEGIN
                       GROUP BY e.currency HAVING sum(e.amount) <> 0) THEN
     RAISE EXCEPTION USING ERRCODE = 'PS002', MESSAGE = 'ledger postings must sum to zero per currency';
   END IF;
-  -- Accounts are created on first use, in one order (organisation, name, currency) for every posting:
-  -- two postings that both create accounts then wait for each other's inserts in the same order, never
-  -- in a cycle.
-  INSERT INTO ledger_accounts (organisation_id, name, currency, balance)
-    SELECT DISTINCT e.organisation, e.name, e.currency, CASE WHEN e.organisation IS NULL THEN NULL ELSE 0 END
-    FROM unnest(p_organisation, p_name, p_currency) AS e(organisation, name, currency)
-    WHERE NOT EXISTS (SELECT 1 FROM ledger_accounts a WHERE a.organisation_id IS NOT DISTINCT FROM e.organisation
-                        AND a.name = e.name AND a.currency = e.currency)
-    ORDER BY 1, 2, 3
-    ON CONFLICT DO NOTHING;
+  v_account_ids := ledger_account_ids(p_organisation, p_name, p_currency);
+  IF array_position(v_account_ids, NULL) IS NOT NULL THEN
+    -- Accounts are created on first use, in one order (organisation, name, currency) for every posting:
+    -- two postings that both create accounts wait for each other's inserts in the same order, never in
+    -- a cycle.
+    INSERT INTO ledger_accounts (organisation_id, name, currency, balance)
+      SELECT DISTINCT e.organisation, e.name, e.currency, CASE WHEN e.organisation IS NULL THEN NULL ELSE 0 END
+      FROM unnest(p_organisation, p_name, p_currency) AS e(organisation, name, currency)
+      ORDER BY 1, 2, 3
+      ON CONFLICT DO NOTHING;
+    v_account_ids := ledger_account_ids(p_organisation, p_name, p_currency);
+  END IF;
+  INSERT INTO ledger_transactions (type, resource_type, resource_id, created_at)
+    VALUES (p_type, p_resource_type, p_resource_id, v_at) RETURNING id INTO v_transaction;
+  -- Platform entries first: they lock nothing. The organisation accounts' row locks are taken last and
+  -- held until commit, so the work done under them is as short as it can be (a hot balance serialises
+  -- its postings on that lock).
   FOR i IN 1..n LOOP
-    SELECT a.id INTO v_account FROM ledger_accounts a
-      WHERE a.organisation_id IS NOT DISTINCT FROM p_organisation[i] AND a.name = p_name[i]
-        AND a.currency = p_currency[i];
-    v_account_ids := v_account_ids || v_account;
+    CONTINUE WHEN p_organisation[i] IS NOT NULL;
+    INSERT INTO ledger_entries (id, transaction_id, account_id, organisation_id, account_name, currency,
+        amount, balance_after, type, resource_type, resource_id, created_at)
+      VALUES (p_entry_id[i], v_transaction, v_account_ids[i], NULL, p_name[i], p_currency[i],
+        p_amount[i], NULL, p_type, p_resource_type, p_resource_id, v_at);
+    entry_id := p_entry_id[i];
+    balance_after := NULL;
+    RETURN NEXT;
   END LOOP;
   PERFORM 1 FROM ledger_accounts a
     WHERE a.id = ANY (v_account_ids) AND a.organisation_id IS NOT NULL ORDER BY a.id FOR NO KEY UPDATE;
-  INSERT INTO ledger_transactions (type, resource_type, resource_id, created_at)
-    VALUES (p_type, p_resource_type, p_resource_id, v_at) RETURNING id INTO v_transaction;
   FOR i IN 1..n LOOP
-    IF p_organisation[i] IS NULL THEN
-      v_balance := NULL;
-    ELSE
-      UPDATE ledger_accounts a SET balance = a.balance + p_amount[i], updated_at = v_at
-        WHERE a.id = v_account_ids[i] RETURNING a.balance INTO v_balance;
-      IF v_balance < 0 AND p_amount[i] < 0 AND NOT p_overdraft[i] THEN
-        RAISE EXCEPTION USING ERRCODE = 'PS001', MESSAGE = 'insufficient funds',
-          DETAIL = format('%s %s', p_name[i], p_currency[i]);
-      END IF;
+    CONTINUE WHEN p_organisation[i] IS NULL;
+    UPDATE ledger_accounts a SET balance = a.balance + p_amount[i], updated_at = v_at
+      WHERE a.id = v_account_ids[i] RETURNING a.balance INTO v_balance;
+    IF v_balance < 0 AND p_amount[i] < 0 AND NOT p_overdraft[i] THEN
+      RAISE EXCEPTION USING ERRCODE = 'PS001', MESSAGE = 'insufficient funds',
+        DETAIL = format('%s %s', p_name[i], p_currency[i]);
     END IF;
     INSERT INTO ledger_entries (id, transaction_id, account_id, organisation_id, account_name, currency,
         amount, balance_after, type, resource_type, resource_id, created_at)

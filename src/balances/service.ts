@@ -1,5 +1,6 @@
 // Balances and balance transactions (D21), sandbox top-ups and opening balances (D24).
-import { type PoolClient, withTransaction } from '../db/pool.ts';
+import type { PoolClient } from '../db/pool.ts';
+import { transactionGroups } from '../db/transaction-groups.ts';
 import type { AppDeps } from '../platform/deps.ts';
 import { validationFailed } from '../platform/errors.ts';
 import { Decimal, findCurrency, formatAmount, parseAmount } from '../platform/money.ts';
@@ -67,7 +68,7 @@ export async function searchBalanceTransactions(
 export async function topUp(deps: AppDeps, organisationId: string, input: TopUpInput): Promise<BalanceView> {
   if (!findCurrency(input.currency)) throw validationFailed('currency', `Unknown currency ${input.currency}`);
   const amount = parseAmount(input.amount, input.currency, 'amount');
-  return withTransaction(deps.pool, async (tx) => {
+  return transactionGroups(deps.pool).run(organisationId, async (tx) => {
     await fund(tx, organisationId, input.currency, amount, null);
     return balanceView((await repo.findBalance(tx, organisationId, input.currency))!);
   });

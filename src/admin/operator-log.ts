@@ -62,6 +62,8 @@ function logOperatorActions(scope: App): void {
     const outcome: OperatorOutcome = status < 400 ? 'succeeded' : status < 500 ? 'refused' : 'failed';
     request.log.info(
       {
+        // What the action acted on first, so that it can never overwrite the fields below.
+        ...entry?.target,
         operator_action: action,
         // A request without the valid key acted as nobody.
         actor: {
@@ -71,7 +73,6 @@ function logOperatorActions(scope: App): void {
         outcome,
         status,
         ...(entry?.errorCode !== undefined ? { error_code: entry.errorCode } : {}),
-        ...entry?.target,
       },
       `operator action ${action} ${outcome}`,
     );

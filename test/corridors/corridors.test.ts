@@ -367,6 +367,13 @@ describe('operators manage corridors (D16, D23)', () => {
   it('answers 409 with no field for a second corridor on the same route', async () => {
     const body = expectError(await create({ ...valid, fee_fixed: '5.00' }), 409, 'CONFLICT');
     assert.match(body.error, /source_currency, destination_country, destination_currency and payout_method/);
+    // Concurrent creates of one route: one wins, the database refuses the others.
+    const racing = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        create({ ...valid, destination_country: 'CH', destination_currency: 'CHF' }),
+      ),
+    );
+    assert.deepEqual(racing.map((response) => response.statusCode).sort(), [201, 409, 409, 409, 409]);
     // Another method on the same currencies and country is another corridor.
     const wallet = await create({ ...valid, payout_method: 'mobile_wallet' });
     assert.equal(wallet.statusCode, 201, wallet.body);
@@ -547,7 +554,7 @@ describe('operators manage corridors (D16, D23)', () => {
       return (response.json() as Array<{ code: string }>).map((currency) => currency.code);
     };
     // The BTC corridor was created suspended: BTC and NGN are in no active corridor.
-    assert.deepEqual(await currencies(), ['JPY', 'KRW', 'PHP', 'THB', 'USD']);
+    assert.deepEqual(await currencies(), ['CHF', 'JPY', 'KRW', 'PHP', 'THB', 'USD']);
     const thb = await t.app.inject({
       method: 'POST',
       url: '/api/v1/corridors/search',
@@ -556,7 +563,7 @@ describe('operators manage corridors (D16, D23)', () => {
     });
     const thbId = (thb.json() as PageJson).items[0]!.id;
     assert.equal((await patch(thbId, { status: 'suspended' })).statusCode, 200);
-    assert.deepEqual(await currencies(), ['JPY', 'KRW', 'PHP', 'USD']);
+    assert.deepEqual(await currencies(), ['CHF', 'JPY', 'KRW', 'PHP', 'USD']);
   });
 
   it('refuses the operator routes without the operator key (401)', async () => {

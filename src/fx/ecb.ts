@@ -10,7 +10,7 @@
 //         <Cube currency='USD' rate='1.0705'/> ...
 //
 // Every rate is units of the currency per 1 EUR. The CLI parses the file and posts the latest day as one
-// rate set to POST /admin/v1/fx-rates; only the freshest set of a pair is ever used, so older days of a
+// rate set to POST /admin/v1/fx-rates; only a provider's latest set is ever read, so older days of a
 // historical file would serve nothing.
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 

@@ -1,5 +1,6 @@
-// SQL of FX rates (D15): rate sets (one base, provider and as_of per import) and their rates. Rates come
-// back as PostgreSQL numeric text, exactly as stored; the service does the decimal arithmetic.
+// SQL of FX rates (D15): rate sets (one base, provider and as_of per import) and their rates. Each
+// provider's latest set per base is current (is_current); only current sets are read. Rates come back as
+// PostgreSQL numeric text, exactly as stored; the service does the decimal arithmetic.
 import type { Queryable } from '../db/pool.ts';
 
 export interface RateSetRow {
@@ -11,6 +12,8 @@ export interface RateSetRow {
   updated_at: Date;
   /** True when this statement created the set, false when it existed. */
   created: boolean;
+  /** The provider's latest set for this base: the one reads use. */
+  is_current: boolean;
 }
 
 export interface RateSetInput {
@@ -23,14 +26,21 @@ export interface RateSetInput {
 
 /**
  * Records a set: a new one, or, when the provider already has a set for this base and moment, either its
- * rates replaced (`replace`) or the set left as it is (`keep`, for seeds). In the caller's transaction.
+ * rates replaced (`replace`) or the set left as it is (`keep`, for seeds). The set becomes the provider's
+ * current set for the base unless that one is later (a back-filled older day is stored, not read).
+ * In the caller's transaction.
  */
 export async function saveRateSet(
   tx: Queryable,
   input: RateSetInput,
   onConflict: 'replace' | 'keep',
 ): Promise<{ set: RateSetRow; rates: Record<string, string> }> {
-  const upsert = await tx.query<RateSetRow>(
+  // Imports of one provider and base take turns, so that exactly one of them ends up current.
+  await tx.query("SELECT pg_advisory_xact_lock(hashtext('fx_rate_sets'), hashtext($1 || ' ' || $2))", [
+    input.provider,
+    input.base,
+  ]);
+  const upsert = await tx.query<Omit<RateSetRow, 'is_current'>>(
     `INSERT INTO fx_rate_sets (provider, base_currency, as_of) VALUES ($1, $2, $3)
      ON CONFLICT ON CONSTRAINT fx_rate_sets_import_uniq DO UPDATE SET updated_at = ${
        onConflict === 'replace' ? 'now()' : 'fx_rate_sets.updated_at'
@@ -38,20 +48,37 @@ export async function saveRateSet(
      RETURNING id, provider, base_currency, as_of, created_at, updated_at, (xmax = 0) AS created`,
     [input.provider, input.base, input.asOf],
   );
-  const set = upsert.rows[0]!;
-  if (set.created || onConflict === 'replace') {
-    if (!set.created) await tx.query('DELETE FROM fx_rates WHERE rate_set_id = $1', [set.id]);
+  const inserted = upsert.rows[0]!;
+  if (inserted.created || onConflict === 'replace') {
+    if (!inserted.created) await tx.query('DELETE FROM fx_rates WHERE rate_set_id = $1', [inserted.id]);
     await tx.query(
       `INSERT INTO fx_rates (rate_set_id, currency, rate)
        SELECT $1, currency, rate::numeric FROM unnest($2::text[], $3::text[]) AS given(currency, rate)`,
-      [set.id, input.rates.map(([code]) => code), input.rates.map(([, rate]) => rate)],
+      [inserted.id, input.rates.map(([code]) => code), input.rates.map(([, rate]) => rate)],
     );
   }
+  // The latest as_of of the provider and base is current (as_of is unique per provider and base). The
+  // previous current set is cleared first: the partial unique index admits one current set at a time.
+  const latest = await tx.query<{ id: number }>(
+    `SELECT id FROM fx_rate_sets WHERE provider = $1 AND base_currency = $2 ORDER BY as_of DESC LIMIT 1`,
+    [input.provider, input.base],
+  );
+  const latestId = latest.rows[0]!.id;
+  await tx.query(
+    `UPDATE fx_rate_sets SET is_current = false
+     WHERE provider = $1 AND base_currency = $2 AND is_current AND id <> $3`,
+    [input.provider, input.base, latestId],
+  );
+  await tx.query('UPDATE fx_rate_sets SET is_current = true WHERE id = $1 AND NOT is_current', [latestId]);
+  const isCurrent = latestId === inserted.id;
   const stored = await tx.query<{ currency: string; rate: string }>(
     'SELECT currency, rate::text AS rate FROM fx_rates WHERE rate_set_id = $1 ORDER BY currency',
-    [set.id],
+    [inserted.id],
   );
-  return { set, rates: Object.fromEntries(stored.rows.map((row) => [row.currency, row.rate])) };
+  return {
+    set: { ...inserted, is_current: isCurrent },
+    rates: Object.fromEntries(stored.rows.map((row) => [row.currency, row.rate])),
+  };
 }
 
 export interface PairRow {
@@ -64,8 +91,8 @@ export interface PairRow {
 }
 
 /**
- * The freshest set holding both currencies (as its base or among its rates): latest `as_of`, then the
- * latest import. `source` and `destination` differ.
+ * The freshest current set holding both currencies (as its base or among its rates): latest `as_of`, then
+ * the latest import. `source` and `destination` differ.
  */
 export async function findPairRate(
   db: Queryable,
@@ -80,7 +107,8 @@ export async function findPairRate(
            FROM fx_rate_sets s
            LEFT JOIN fx_rates x ON x.rate_set_id = s.id AND x.currency = $1
            LEFT JOIN fx_rates y ON y.rate_set_id = s.id AND y.currency = $2
-           WHERE (s.base_currency = $1 OR x.rate IS NOT NULL)
+           WHERE s.is_current
+             AND (s.base_currency = $1 OR x.rate IS NOT NULL)
              AND (s.base_currency = $2 OR y.rate IS NOT NULL)
            ORDER BY s.as_of DESC, s.id DESC
            LIMIT 1`,
@@ -94,8 +122,8 @@ export interface RateFromRow extends PairRow {
 }
 
 /**
- * For every currency other than `source` that shares a set with it: the freshest such set's rates of the
- * two, chosen per currency as findPairRate chooses for one pair.
+ * For every currency other than `source` that shares a current set with it: the freshest such set's
+ * rates of the two, chosen per currency as findPairRate chooses for one pair.
  */
 export async function findRatesFrom(db: Queryable, source: string): Promise<RateFromRow[]> {
   const result = await db.query<RateFromRow>({
@@ -105,7 +133,7 @@ export async function findRatesFrom(db: Queryable, source: string): Promise<Rate
                     CASE WHEN s.base_currency = $1 THEN '1' ELSE x.rate::text END AS source_rate
              FROM fx_rate_sets s
              LEFT JOIN fx_rates x ON x.rate_set_id = s.id AND x.currency = $1
-             WHERE s.base_currency = $1 OR x.rate IS NOT NULL
+             WHERE s.is_current AND (s.base_currency = $1 OR x.rate IS NOT NULL)
            ), candidates AS (
              SELECT h.id, h.provider, h.as_of, h.source_rate, r.currency, r.rate::text AS rate
              FROM holding h JOIN fx_rates r ON r.rate_set_id = h.id

@@ -40,7 +40,8 @@ export function registerFxRoutes(app: App, deps: AppDeps): void {
           'Indicative mid-market rates, not tradable: a quote (POST /api/v1/transfers/quotes) gives the rate ' +
           'a transfer gets. With destination_currency: that pair (404 when no rate exists). Without it: ' +
           'every currency with a rate from source_currency, sorted by code. A cross rate comes from the ' +
-          'freshest rate set holding both currencies, rounded half-even to 10 significant digits. An ' +
+          "freshest rate set holding both currencies (each provider's latest import), rounded half-even to 10 " +
+          'significant digits. An ' +
           'unknown or missing source_currency, an unknown destination_currency or any other query ' +
           'parameter is 422 naming it.',
         security,

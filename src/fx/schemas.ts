@@ -105,6 +105,11 @@ export const RateSetResult = Type.Object(
       description:
         'True when a set of the same provider, base and as_of existed and its rates were replaced.',
     }),
+    current: Type.Boolean({
+      description:
+        "True when this is now the provider's latest set for the base, the one rates are read from. False " +
+        'for a set older than the one the provider already has (kept as a record, not read).',
+    }),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },
@@ -116,6 +121,7 @@ export const RateSetResult = Type.Object(
         as_of: '2024-06-28T12:15:00.000Z',
         rates: { GBP: '0.84638', JPY: '171.94', USD: '1.0705' },
         replaced: false,
+        current: true,
         created_at: '2024-06-28T14:05:00.000Z',
         updated_at: '2024-06-28T14:05:00.000Z',
       },

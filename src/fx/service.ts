@@ -1,6 +1,7 @@
-// Currencies and FX rates (D15). Rates are stored per import against one base currency; a pair's rate
-// comes from the freshest set holding both currencies (latest as_of, then the latest import), as
-// rate(base->destination) / rate(base->source), rounded half-even to 10 significant digits (D14).
+// Currencies and FX rates (D15). Rates are stored per import against one base currency; each provider's
+// latest import per base is its current set. A pair's rate comes from the freshest current set holding
+// both currencies (latest as_of, then the latest import), as rate(base->destination) / rate(base->source),
+// rounded half-even to 10 significant digits (D14).
 // A currency pegged by FX_PEGS takes its anchor's rates, and the two convert at 1 (`par`).
 import type { Queryable } from '../db/pool.ts';
 import { withTransaction } from '../db/pool.ts';
@@ -288,7 +289,8 @@ export function checkRateSet(
 
 /**
  * Records an operator's rate set (D15): a new set, or the rates of the provider's set of the same base and
- * as_of replaced, in one transaction.
+ * as_of replaced, in one transaction. The set supersedes the provider's earlier sets for the base: a
+ * currency the new set leaves out is no longer read from that provider.
  */
 export async function postRates(
   deps: AppDeps,
@@ -303,6 +305,7 @@ export async function postRates(
     as_of: toIso(saved.set.as_of),
     rates: saved.rates,
     replaced: !saved.set.created,
+    current: saved.set.is_current,
     created_at: toIso(saved.set.created_at),
     updated_at: toIso(saved.set.updated_at),
   };

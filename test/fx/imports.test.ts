@@ -72,11 +72,13 @@ describe('FX rate imports in production (D15, D23)', () => {
       as_of: string;
       rates: Record<string, string>;
       replaced: boolean;
+      current: boolean;
     };
     assert.equal(stored.base, 'EUR');
     assert.equal(stored.provider, 'ecb');
     assert.equal(stored.as_of, ECB_AS_OF);
     assert.equal(stored.replaced, false);
+    assert.equal(stored.current, true);
     assert.equal(Object.keys(stored.rates).length, 30);
     // Stored exactly as the file writes them, trailing zeros included.
     assert.equal(stored.rates.USD, '1.0705');
@@ -154,6 +156,69 @@ describe('FX rate imports in production (D15, D23)', () => {
     assert.equal(byCode.get('USD')?.provider, 'desk');
     assert.equal(byCode.get('JPY')?.provider, 'ecb');
     assert.equal(byCode.get('USDC')?.rate, byCode.get('USD')?.rate);
+  });
+
+  it("reads only each provider's latest set per base: a newer import supersedes the older one", async () => {
+    // desk's USD set of 2024-07-01 holds EUR and GBP; its set of 2024-07-02 holds EUR only.
+    assert.equal((await pair('USD', 'GBP')).provider, 'desk');
+    const newer = await postRates({
+      base: 'USD',
+      provider: 'desk',
+      as_of: '2024-07-02T09:00:00Z',
+      rates: { EUR: '0.94' },
+    });
+    assert.equal(newer.statusCode, 201, newer.body);
+    assert.equal((newer.json() as { current: boolean }).current, true);
+    // 1 / 0.94 = 1.0638297872...
+    assert.deepEqual(await pair('EUR', 'USD'), {
+      source_currency: 'EUR',
+      destination_currency: 'USD',
+      rate: '1.063829787',
+      provider: 'desk',
+      as_of: '2024-07-02T09:00:00.000Z',
+    });
+    // GBP is no longer read from desk: the ECB set holds USD and GBP. 0.84638 / 1.0705 = 0.79063988...
+    const usdGbp = await pair('USD', 'GBP');
+    assert.equal(usdGbp.provider, 'ecb');
+    assert.equal(usdGbp.rate, '0.7906398879');
+    // A back-filled older day is stored but not current, and changes no rate.
+    const older = await postRates({
+      base: 'USD',
+      provider: 'desk',
+      as_of: '2024-06-30T09:00:00Z',
+      rates: { EUR: '0.5', GBP: '0.5' },
+    });
+    assert.equal(older.statusCode, 201, older.body);
+    assert.equal((older.json() as { current: boolean }).current, false);
+    assert.equal((await pair('EUR', 'USD')).rate, '1.063829787');
+    assert.equal((await pair('USD', 'GBP')).provider, 'ecb');
+    const current = await t.deps.pool.query(
+      "SELECT as_of FROM fx_rate_sets WHERE provider = 'desk' AND base_currency = 'USD' AND is_current",
+    );
+    assert.deepEqual(
+      current.rows.map((row: { as_of: Date }) => row.as_of.toISOString()),
+      ['2024-07-02T09:00:00.000Z'],
+    );
+  });
+
+  it('keeps exactly one current set per provider and base under concurrent imports', async () => {
+    const days = ['2024-05-01', '2024-05-02', '2024-05-03', '2024-05-04', '2024-05-05', '2024-05-06'];
+    const responses = await Promise.all(
+      days.map((day) =>
+        postRates({ base: 'EUR', provider: 'racing', as_of: `${day}T10:00:00Z`, rates: { USD: '1.08' } }),
+      ),
+    );
+    assert.deepEqual(
+      responses.map((response) => response.statusCode),
+      days.map(() => 201),
+    );
+    const current = await t.deps.pool.query(
+      "SELECT as_of FROM fx_rate_sets WHERE provider = 'racing' AND is_current",
+    );
+    assert.deepEqual(
+      current.rows.map((row: { as_of: Date }) => row.as_of.toISOString()),
+      ['2024-05-06T10:00:00.000Z'],
+    );
   });
 
   it('refuses to quote a rate older than FX_RATE_MAX_AGE_HOURS with 400 RATE_UNAVAILABLE', async () => {

@@ -16,10 +16,19 @@ import { deliveryLatency } from './scenarios/delivery-latency.ts';
 import { deliveryLimit } from './scenarios/delivery-limit.ts';
 import { deliveryThroughput } from './scenarios/delivery-throughput.ts';
 import { fanout } from './scenarios/fanout.ts';
+import { fxRates } from './scenarios/fx-rates.ts';
 import { slowEndpoint } from './scenarios/slow-endpoint.ts';
 
 /** In the order of a full run: delivery-limit first, so that delivery-throughput can state its ratio. */
-const SCENARIOS: Scenario[] = [deliveryLimit, deliveryThroughput, deliveryLatency, fanout, slowEndpoint, api];
+const SCENARIOS: Scenario[] = [
+  deliveryLimit,
+  deliveryThroughput,
+  deliveryLatency,
+  fanout,
+  slowEndpoint,
+  api,
+  fxRates,
+];
 
 const RESULTS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results');
 

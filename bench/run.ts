@@ -16,6 +16,7 @@ import { deliveryLatency } from './scenarios/delivery-latency.ts';
 import { deliveryLimit } from './scenarios/delivery-limit.ts';
 import { deliveryThroughput } from './scenarios/delivery-throughput.ts';
 import { fanout } from './scenarios/fanout.ts';
+import { fxRates } from './scenarios/fx-rates.ts';
 import { ledgerScenario } from './scenarios/ledger.ts';
 import { slowEndpoint } from './scenarios/slow-endpoint.ts';
 
@@ -28,6 +29,7 @@ const SCENARIOS: Scenario[] = [
   slowEndpoint,
   api,
   ledgerScenario,
+  fxRates,
 ];
 
 const RESULTS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results');

@@ -3,6 +3,7 @@
 
 import { existsSync } from 'node:fs';
 import ipaddr from 'ipaddr.js';
+import { findCurrency } from './platform/money.ts';
 
 export type AppEnv = 'sandbox' | 'production';
 
@@ -40,6 +41,13 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** Durable timers (D21): job batches one worker runs at once. */
   jobConcurrency: number;
+  /**
+   * FX_PEGS: pegged currency -> anchor (D15). A pegged code takes its anchor's rates; the two convert
+   * at 1.
+   */
+  fxPegs: Readonly<Record<string, string>>;
+  /** FX_RATE_MAX_AGE_HOURS: a rate older than this cannot be quoted (D15); never applied in sandbox. */
+  fxRateMaxAgeHours: number;
   /** Fastify trustProxy: false, true, a hop count, or addresses/CIDRs of trusted proxies. */
   trustProxy: boolean | number | string[];
 }
@@ -155,6 +163,44 @@ function trustProxy(env: Env): boolean | number | string[] {
   return entries;
 }
 
+/** D15: the stablecoins follow the US dollar. */
+export const DEFAULT_FX_PEGS = 'USDC=USD,USDT=USD';
+
+/**
+ * FX_PEGS (D15): a comma list of `PEGGED=ANCHOR` currency codes, or `none`. Both codes must be known
+ * currencies; an anchor cannot itself be pegged, and a code is pegged once.
+ */
+export function parseFxPegs(raw: string): Readonly<Record<string, string>> {
+  const name = 'FX_PEGS';
+  if (raw.trim() === 'none') return Object.freeze({});
+  const pegs: Record<string, string> = {};
+  for (const part of raw.split(',').map((entry) => entry.trim())) {
+    const match = /^([A-Z]{3,4})=([A-Z]{3,4})$/.exec(part);
+    if (!match) {
+      throw new ConfigError(
+        name,
+        `must be a comma list like USDC=USD,USDT=USD, or none; "${part}" is not one`,
+      );
+    }
+    const [, pegged, anchor] = match as unknown as [string, string, string];
+    for (const code of [pegged, anchor]) {
+      if (!findCurrency(code)) throw new ConfigError(name, `names an unknown currency: ${code}`);
+    }
+    if (pegged === anchor) throw new ConfigError(name, `pegs ${pegged} to itself`);
+    if (pegs[pegged] !== undefined) throw new ConfigError(name, `pegs ${pegged} twice`);
+    pegs[pegged] = anchor;
+  }
+  for (const [pegged, anchor] of Object.entries(pegs)) {
+    if (pegs[anchor] !== undefined) {
+      throw new ConfigError(
+        name,
+        `pegs ${pegged} to ${anchor}, which is itself pegged; peg to ${pegs[anchor]}`,
+      );
+    }
+  }
+  return Object.freeze(pegs);
+}
+
 /** Time a worker needs beyond the request timeout to record an outcome under its lease. */
 export const LEASE_MARGIN_MS = 1_000;
 
@@ -246,5 +292,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(env),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
     jobConcurrency: int(env, 'JOB_CONCURRENCY', 2, 1, 64),
+    fxPegs: parseFxPegs(str(env, 'FX_PEGS', DEFAULT_FX_PEGS)),
+    fxRateMaxAgeHours: int(env, 'FX_RATE_MAX_AGE_HOURS', 72, 1, 8_760),
   });
 }

@@ -83,6 +83,29 @@ describe('configuration (D1)', () => {
   it('rejects a REDIS_URL with another scheme', () =>
     rejects({ REDIS_URL: 'http://127.0.0.1:6379' }, 'REDIS_URL'));
 
+  it('pegs USDC and USDT to USD and allows rates 72 hours old by default (D15)', () => {
+    const config = loadConfig({});
+    assert.deepEqual(config.fxPegs, { USDC: 'USD', USDT: 'USD' });
+    assert.equal(config.fxRateMaxAgeHours, 72);
+  });
+  it('reads FX_PEGS as a comma list of PEGGED=ANCHOR, or none', () => {
+    assert.deepEqual(loadConfig({ FX_PEGS: 'USDC=USD' }).fxPegs, { USDC: 'USD' });
+    assert.deepEqual(loadConfig({ FX_PEGS: 'USDT=USD, BGN=EUR' }).fxPegs, { USDT: 'USD', BGN: 'EUR' });
+    assert.deepEqual(loadConfig({ FX_PEGS: 'none' }).fxPegs, {});
+  });
+  it('rejects an FX_PEGS entry that is malformed, names an unknown currency, or pegs in a chain or twice', () => {
+    for (const value of ['USDC:USD', 'USDC=', 'usdc=usd', 'USDC=USD,', 'XXXX=USD', 'USDC=ABC', 'USD=USD']) {
+      rejects({ FX_PEGS: value }, 'FX_PEGS');
+    }
+    rejects({ FX_PEGS: 'USDC=USD,USDC=EUR' }, 'FX_PEGS');
+    rejects({ FX_PEGS: 'USDC=USDT,USDT=USD' }, 'FX_PEGS');
+  });
+  it('reads FX_RATE_MAX_AGE_HOURS from 1 to 8760', () => {
+    assert.equal(loadConfig({ FX_RATE_MAX_AGE_HOURS: '96' }).fxRateMaxAgeHours, 96);
+    for (const value of ['0', '8761', '1.5', 'a day'])
+      rejects({ FX_RATE_MAX_AGE_HOURS: value }, 'FX_RATE_MAX_AGE_HOURS');
+  });
+
   it('parses duration lists in ms, s, m and h', () => {
     assert.deepEqual(parseDurationList('X', '250ms,1s,5m,2h'), [250, 1_000, 300_000, 7_200_000]);
   });

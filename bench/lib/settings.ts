@@ -29,6 +29,8 @@ export interface Settings {
   apiDuration: number;
   /** BENCH_API_CONNECTIONS: autocannon connections per API endpoint. */
   apiConnections: number;
+  /** BENCH_FX_HOURS: hourly rate sets of the fx-rates scenario's history. */
+  fxHours: number;
   /** BENCH_DATABASE_URL: an external PostgreSQL server (a fresh database per run); unset: embedded. */
   databaseUrl: string | undefined;
   /** BENCH_LOG_LEVEL: LOG_LEVEL of the service processes (their logs go to files). */
@@ -49,6 +51,7 @@ const SIZES = {
   fanoutEvents: { env: 'BENCH_FANOUT_EVENTS', full: 1_000, smoke: 50 },
   apiEvents: { env: 'BENCH_API_EVENTS', full: 1_000_000, smoke: 10_000 },
   apiDuration: { env: 'BENCH_API_DURATION', full: 20, smoke: 3 },
+  fxHours: { env: 'BENCH_FX_HOURS', full: 8_760, smoke: 48 },
 } satisfies Record<string, Size>;
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -72,6 +75,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const fanoutEvents = size(SIZES.fanoutEvents);
   const apiEvents = size(SIZES.apiEvents);
   const apiDuration = size(SIZES.apiDuration);
+  const fxHours = size(SIZES.fxHours);
   const workers = (env.BENCH_WORKERS ?? '1,2').split(',').map((part) => {
     const count = Number(part.trim());
     if (!Number.isInteger(count) || count < 1 || count > 16)
@@ -94,6 +98,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     apiEvents,
     apiDuration,
     apiConnections: positiveInt(env, 'BENCH_API_CONNECTIONS', 10),
+    fxHours,
     databaseUrl: env.BENCH_DATABASE_URL || undefined,
     logLevel: env.BENCH_LOG_LEVEL || 'info',
     smoke: smokeRequested || belowFull,

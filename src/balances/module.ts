@@ -2,6 +2,7 @@
 // balances and balance transactions, and the sandbox's test money (D24).
 import type { Area } from '../platform/area.ts';
 import { PAYMENT_SCOPES } from '../platform/scopes.ts';
+import { balanceCurrencies } from './repository.ts';
 import { registerBalanceRoutes, registerBalanceSandboxRoutes } from './routes.ts';
 import { seedOpeningBalances } from './service.ts';
 
@@ -11,4 +12,5 @@ export const balancesArea: Area = {
   routes: registerBalanceRoutes,
   sandboxRoutes: registerBalanceSandboxRoutes,
   seedOrganisation: (tx, organisationId) => seedOpeningBalances(tx, organisationId),
+  currenciesInUse: balanceCurrencies,
 };

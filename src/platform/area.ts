@@ -2,7 +2,7 @@
 // that exports one `Area`; `src/areas.ts` lists them, and the app, the operator API and CLI, the scope
 // list, the event catalogue, sandbox seeding and the worker's timers all read that list. An area's SQL
 // migrations live in its own `migrations/` folder and are found by the migration runner (src/db/migrate.ts).
-import type { PoolClient } from '../db/pool.ts';
+import type { PoolClient, Queryable } from '../db/pool.ts';
 import type { App, AppDeps } from './deps.ts';
 
 /** One code of the event catalogue (D8). */
@@ -56,6 +56,13 @@ export interface Area {
   jobs?: Readonly<Record<string, JobHandler>>;
   /** Operator CLI commands. */
   cliCommands?: readonly CliCommand[];
+  /**
+   * Currency codes this area holds for the organisation (D15): corridors answer the source and
+   * destination currencies of active corridors, balances the currencies the organisation has touched.
+   * `GET /api/v1/fx/currencies` lists the union over every area, so the fx area reads no other area's
+   * tables. Codes are upper-case and known to `findCurrency`; duplicates are allowed.
+   */
+  currenciesInUse?(db: Queryable, organisationId: string): Promise<string[]>;
 }
 
 /** What the areas declare, gathered once: scopes and the event catalogue (D8). */

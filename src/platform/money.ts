@@ -89,9 +89,15 @@ const AMOUNT = /^(0|[1-9]\d{0,17})(\.\d{1,18})?$/;
 
 /**
  * Parses an amount of a request (D14): a decimal string with no exponent or sign, no more decimals than
- * the currency has, greater than zero; anything else is 422 on `field`.
+ * the currency has, greater than zero; anything else is 422 on `field`. `allowZero` admits "0" for
+ * amounts that may be nothing (a corridor's fixed fee).
  */
-export function parseAmount(value: unknown, currencyCode: string, field: string): Decimal {
+export function parseAmount(
+  value: unknown,
+  currencyCode: string,
+  field: string,
+  options: { allowZero?: boolean } = {},
+): Decimal {
   const currency = currencyOf(currencyCode);
   if (typeof value !== 'string' || !AMOUNT.test(value)) {
     throw validationFailed(
@@ -107,7 +113,9 @@ export function parseAmount(value: unknown, currencyCode: string, field: string)
     );
   }
   const amount = new Decimal(value);
-  if (amount.lte(0)) throw validationFailed(field, `${field} must be greater than zero`);
+  if (!options.allowZero && amount.isZero()) {
+    throw validationFailed(field, `${field} must be greater than zero`);
+  }
   return amount;
 }
 

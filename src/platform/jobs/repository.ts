@@ -48,12 +48,12 @@ export async function deleteJobByKey(db: Queryable, dedupeKey: string): Promise<
  * Locks up to `limit` due jobs for the caller's transaction; jobs another runner holds are skipped.
  * The lock lasts as long as the transaction: a runner that dies releases them with its connection.
  */
-export async function claimDueJobs(db: Queryable, limit: number): Promise<JobRow[]> {
+export async function claimDueJobs(db: Queryable, kinds: string[], limit: number): Promise<JobRow[]> {
   const result = await db.query<JobRow>({
     name: 'jobs.claim',
     text: `SELECT id, kind, payload, attempts FROM jobs
-           WHERE run_at <= now() ORDER BY run_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`,
-    values: [limit],
+           WHERE run_at <= now() AND kind = ANY($1::text[]) ORDER BY run_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`,
+    values: [kinds, limit],
   });
   return result.rows;
 }
@@ -77,11 +77,16 @@ export async function retryJobLater(
   });
 }
 
-/** Milliseconds until the earliest job falls due (0 when one is due), or undefined with none pending. */
-export async function msUntilNextJob(db: Queryable): Promise<number | undefined> {
+/**
+ * Milliseconds until the earliest job of these kinds falls due (0 when one is due), or undefined with none
+ * pending.
+ */
+export async function msUntilNextJob(db: Queryable, kinds: string[]): Promise<number | undefined> {
   const result = await db.query<{ ms: number | null }>({
     name: 'jobs.next_due',
-    text: `SELECT GREATEST(0, EXTRACT(EPOCH FROM (min(run_at) - now())) * 1000)::float8 AS ms FROM jobs`,
+    text: `SELECT GREATEST(0, EXTRACT(EPOCH FROM (min(run_at) - now())) * 1000)::float8 AS ms FROM jobs
+           WHERE kind = ANY($1::text[])`,
+    values: [kinds],
   });
   const ms = result.rows[0]?.ms;
   return ms === null || ms === undefined ? undefined : ms;

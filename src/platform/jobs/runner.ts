@@ -65,6 +65,9 @@ export function startJobRunner(deps: AppDeps, log: Logger, options: JobRunnerOpt
     ...deps.catalogue.jobs,
     ...options.handlers,
   };
+  // A runner claims only the kinds it has handlers for: during a rolling deploy an older worker leaves a
+  // newer kind to the workers that know it.
+  const kinds = Object.keys(handlers);
   const batchSize = options.batchSize ?? 32;
   const maxIdleMs = options.maxIdleMs ?? 5_000;
   const lanes = deps.config.jobConcurrency;
@@ -90,15 +93,13 @@ export function startJobRunner(deps: AppDeps, log: Logger, options: JobRunnerOpt
   /** Runs one batch of due jobs; returns how many were due. */
   const runBatch = async (): Promise<number> =>
     withTransaction(deps.pool, async (tx) => {
-      const jobs = await repo.claimDueJobs(tx, batchSize);
+      const jobs = await repo.claimDueJobs(tx, kinds, batchSize);
       for (const job of jobs) {
         await tx.query('SAVEPOINT job');
         try {
           // Deleted first, so that a handler may schedule the next job of the same dedupe key.
           await repo.deleteJob(tx, job.id);
-          const handler = handlers[job.kind];
-          if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
-          await handler(tx, job.payload, deps);
+          await handlers[job.kind]!(tx, job.payload, deps);
           await tx.query('RELEASE SAVEPOINT job');
           deps.metrics.jobsRun.inc({ kind: job.kind, outcome: 'done' });
         } catch (error) {
@@ -119,7 +120,7 @@ export function startJobRunner(deps: AppDeps, log: Logger, options: JobRunnerOpt
     while (!stopped) {
       try {
         if ((await runBatch()) === batchSize) continue;
-        const next = await repo.msUntilNextJob(deps.pool);
+        const next = await repo.msUntilNextJob(deps.pool, kinds);
         if (next === 0) {
           // Due jobs remain that other runners hold: look again shortly rather than spin.
           await sleep(25);
@@ -140,7 +141,7 @@ export function startJobRunner(deps: AppDeps, log: Logger, options: JobRunnerOpt
   const running = started.then(() => Promise.all(Array.from({ length: lanes }, lane)));
   const listener =
     options.listen === false ? undefined : listenOnChannel(deps.pool, log, wake, repo.JOBS_CHANNEL);
-  log.info({ lanes, kinds: Object.keys(handlers).length }, 'job runner started');
+  log.info({ lanes, kinds: kinds.length }, 'job runner started');
 
   return {
     wake,

@@ -4,11 +4,12 @@
 import { balancesArea } from './balances/module.ts';
 import { corridorsArea } from './corridors/module.ts';
 import { fxArea } from './fx/module.ts';
+import { paymentsArea } from './payments/module.ts';
 import { buildCatalogue } from './platform/area.ts';
 import type { AppDeps } from './platform/deps.ts';
 import { webhooksArea } from './webhooks/module.ts';
 
-export const AREAS = [webhooksArea, fxArea, corridorsArea, balancesArea] as const;
+export const AREAS = [webhooksArea, fxArea, corridorsArea, balancesArea, paymentsArea] as const;
 
 export const CATALOGUE = buildCatalogue(AREAS);
 

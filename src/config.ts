@@ -39,6 +39,17 @@ export interface Config {
   /** WEBHOOK_CA_FILE: PEM file of extra CAs trusted for deliveries (beside the system store). */
   webhookCaFile: string | undefined;
   shutdownTimeoutMs: number;
+  /** PAYMENT_CONNECTOR: the rail of payouts and inbound bank deposits (D21). */
+  paymentConnector: 'sandbox' | 'manual';
+  /** SANDBOX_STEP_DELAY_MS: how long each simulated step takes (D24). */
+  sandboxStepDelayMs: number;
+  /**
+   * DEPOSIT_BANK_ACCOUNTS: the platform's collection accounts by currency, shown in bank-transfer deposit
+   * instructions (D20, D21). Sandbox: public example accounts for USD, EUR and GBP.
+   */
+  depositBankAccounts: Readonly<Record<string, CollectionAccount>>;
+  /** DEPOSIT_TTL_SECONDS: how long a deposit waits for its funds before it expires (D21). */
+  depositTtlSeconds: number;
   /** Durable timers (D21): job batches one worker runs at once. */
   jobConcurrency: number;
   /**
@@ -50,6 +61,70 @@ export interface Config {
   fxRateMaxAgeHours: number;
   /** Fastify trustProxy: false, true, a hop count, or addresses/CIDRs of trusted proxies. */
   trustProxy: boolean | number | string[];
+}
+
+export interface CollectionAccount {
+  account_holder: string;
+  bank_name: string;
+  bic: string;
+  iban?: string;
+  account_number?: string;
+  routing_code?: string;
+}
+
+/** Sandbox collection accounts: public example identifiers with valid checksums, never real money. */
+export const SANDBOX_COLLECTION_ACCOUNTS: Readonly<Record<string, CollectionAccount>> = {
+  EUR: {
+    account_holder: 'Payment Service Sandbox Ltd',
+    bank_name: 'Commerzbank',
+    bic: 'COBADEFFXXX',
+    iban: 'DE89370400440532013000',
+  },
+  GBP: {
+    account_holder: 'Payment Service Sandbox Ltd',
+    bank_name: 'National Westminster Bank',
+    bic: 'NWBKGB2L',
+    account_number: '31926819',
+    routing_code: '601613',
+  },
+  USD: {
+    account_holder: 'Payment Service Sandbox Inc',
+    bank_name: 'JPMorgan Chase Bank',
+    bic: 'CHASUS33',
+    account_number: '000123456789',
+    routing_code: '021000021',
+  },
+};
+
+function collectionAccounts(env: Env, appEnv: AppEnv): Readonly<Record<string, CollectionAccount>> {
+  const raw = optional(env, 'DEPOSIT_BANK_ACCOUNTS');
+  if (raw === undefined) return appEnv === 'sandbox' ? SANDBOX_COLLECTION_ACCOUNTS : {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('DEPOSIT_BANK_ACCOUNTS', 'must be a JSON object of currency -> account');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError('DEPOSIT_BANK_ACCOUNTS', 'must be a JSON object of currency -> account');
+  }
+  for (const [currency, account] of Object.entries(parsed)) {
+    const fields = account as Record<string, unknown>;
+    const text = (name: string) => typeof fields?.[name] === 'string' && (fields[name] as string).length > 0;
+    if (
+      !/^[A-Z]{3,5}$/.test(currency) ||
+      !text('account_holder') ||
+      !text('bank_name') ||
+      !text('bic') ||
+      !(text('iban') || (text('account_number') && text('routing_code')))
+    ) {
+      throw new ConfigError(
+        'DEPOSIT_BANK_ACCOUNTS',
+        `entry ${currency} needs account_holder, bank_name, bic and iban or account_number with routing_code`,
+      );
+    }
+  }
+  return parsed as Record<string, CollectionAccount>;
 }
 
 export class ConfigError extends Error {
@@ -201,6 +276,21 @@ export function parseFxPegs(raw: string): Readonly<Record<string, string>> {
   return Object.freeze(pegs);
 }
 
+/** The sandbox simulates its rail; production pays through the manual rail unless told otherwise. */
+function paymentConnector(env: Env, appEnv: AppEnv): 'sandbox' | 'manual' {
+  const connector = oneOf(env, 'PAYMENT_CONNECTOR', appEnv === 'sandbox' ? 'sandbox' : 'manual', [
+    'sandbox',
+    'manual',
+  ] as const);
+  if (appEnv === 'production' && connector === 'sandbox') {
+    throw new ConfigError(
+      'PAYMENT_CONNECTOR',
+      'cannot be "sandbox" when APP_ENV=production: nothing would be paid',
+    );
+  }
+  return connector;
+}
+
 /** Time a worker needs beyond the request timeout to record an outcome under its lease. */
 export const LEASE_MARGIN_MS = 1_000;
 
@@ -292,6 +382,10 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(env),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
     jobConcurrency: int(env, 'JOB_CONCURRENCY', 2, 1, 64),
+    paymentConnector: paymentConnector(env, appEnv),
+    sandboxStepDelayMs: int(env, 'SANDBOX_STEP_DELAY_MS', 2_000, 0, 3_600_000),
+    depositTtlSeconds: int(env, 'DEPOSIT_TTL_SECONDS', 86_400, 60, 31_536_000),
+    depositBankAccounts: collectionAccounts(env, appEnv),
     fxPegs: parseFxPegs(str(env, 'FX_PEGS', DEFAULT_FX_PEGS)),
     fxRateMaxAgeHours: int(env, 'FX_RATE_MAX_AGE_HOURS', 72, 1, 8_760),
   });

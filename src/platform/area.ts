@@ -63,6 +63,56 @@ export interface Area {
    * tables. Codes are upper-case and known to `findCurrency`; duplicates are allowed.
    */
   currenciesInUse?(db: Queryable, organisationId: string): Promise<string[]>;
+  /**
+   * Where a payout to one of this area's resources goes (the beneficiaries area): undefined when the id is
+   * not one of the organisation's. Payments read it without importing the area.
+   */
+  payoutDestination?(
+    db: Queryable,
+    organisationId: string,
+    beneficiaryId: string,
+  ): Promise<PayoutDestination | undefined>;
+  /**
+   * A deposit address of the organisation's own for a crypto deposit (the crypto area, D22); throws when the
+   * network or asset is not offered.
+   */
+  allocateDepositAddress?(
+    tx: PoolClient,
+    deps: AppDeps,
+    organisationId: string,
+    network: string,
+    asset: string,
+  ): Promise<{ address: string }>;
+  /** Reacts to a payout's move (a transfer's payout leg, D20), in the moving transaction. */
+  onPayoutMoved?(tx: PoolClient, payout: MovedPayout, deps: AppDeps): Promise<void>;
+  /** Reacts to a deposit that was credited, in the crediting transaction (transfers funded by it, D20). */
+  onDepositReceived?(tx: PoolClient, deposit: ReceivedDeposit, deps: AppDeps): Promise<void>;
+}
+
+export interface PayoutDestination {
+  beneficiaryId: string;
+  /** Only an `active` beneficiary is paid (D19). */
+  status: string;
+  currency: string;
+  /** The account identifier the rail needs (IBAN, account number, CLABE, mobile number). */
+  accountIdentifier: string;
+}
+
+export interface MovedPayout {
+  id: string;
+  organisationId: string;
+  status: string;
+  previousStatus: string;
+  transferId: string | null;
+  failureReason: string | null;
+}
+
+export interface ReceivedDeposit {
+  id: string;
+  organisationId: string;
+  currency: string;
+  amount: string;
+  transferId: string | null;
 }
 
 /** What the areas declare, gathered once: scopes and the event catalogue (D8). */

@@ -1,0 +1,41 @@
+// The sandbox rail (D24): pays out by itself after SANDBOX_STEP_DELAY_MS, unless the beneficiary's account
+// identifier ends in one of the magic endings.
+import { scheduleJob } from '../../platform/jobs/runner.ts';
+import type { FailureReason } from '../schemas.ts';
+import type { RailConnector } from './connector.ts';
+
+export const SANDBOX_STEP_KIND = 'payments.sandbox_payout_step';
+
+/** What the sandbox does with a payout to this account, by its last four characters (D24). */
+export function sandboxOutcome(accountIdentifier: string): 'complete' | 'return' | 'hold' | FailureReason {
+  switch (accountIdentifier.slice(-4)) {
+    case '1111':
+      return 'account_closed';
+    case '2222':
+      return 'invalid_account';
+    case '3333':
+      return 'return';
+    case '4444':
+      return 'hold';
+    default:
+      return 'complete';
+  }
+}
+
+export const sandboxConnector: RailConnector = {
+  name: 'sandbox',
+  async submit(tx, payout, deps) {
+    const outcome = sandboxOutcome(payout.accountIdentifier);
+    if (outcome === 'hold') return; // stays processing until POST /api/v1/sandbox/payouts/{id}/complete|fail
+    const step =
+      outcome === 'complete' || outcome === 'return'
+        ? { action: 'complete', then_return: outcome === 'return' }
+        : { action: 'fail', failure_reason: outcome };
+    await scheduleJob(tx, {
+      kind: SANDBOX_STEP_KIND,
+      payload: { payout_id: payout.id, ...step },
+      runAt: new Date(Date.now() + deps.config.sandboxStepDelayMs),
+      dedupeKey: `${SANDBOX_STEP_KIND}:${payout.id}:${step.action}`,
+    });
+  },
+};

@@ -1,0 +1,386 @@
+// Deposits (D21): money coming in. A deposit waits `pending` for its funds; `received` credits the
+// available balance in the same transaction as the state change and its event; `reversed` debits it back.
+import { randomInt } from 'node:crypto';
+import * as ledger from '../balances/ledger.ts';
+import {
+  PG_UNIQUE_VIOLATION,
+  type PoolClient,
+  pgConstraint,
+  pgErrorCode,
+  withTransaction,
+} from '../db/pool.ts';
+import { transactionGroups } from '../db/transaction-groups.ts';
+import type { AppDeps } from '../platform/deps.ts';
+import { AppError, conflict, invalidState, notFound, validationFailed } from '../platform/errors.ts';
+import { isPublicId, newPublicId } from '../platform/ids.ts';
+import { cancelJob, scheduleJob } from '../platform/jobs/runner.ts';
+import { Decimal, findCurrency, formatAmount, parseAmount } from '../platform/money.ts';
+import { type Page, toPage, toSearchQuery } from '../platform/search.ts';
+import { toIso } from '../platform/time.ts';
+import { publishResourceEvent } from '../webhooks/publish.ts';
+import * as repo from './repository.ts';
+import type { CreateDepositInput, DepositSearchInput, DepositView } from './schemas.ts';
+
+export const EXPIRE_DEPOSIT_KIND = 'payments.expire_deposit';
+
+/** What each status may become (D21); anything else is 400 INVALID_STATE. */
+const DEPOSIT_MOVES: Readonly<Record<repo.DepositRow['status'], readonly repo.DepositRow['status'][]>> = {
+  pending: ['detected', 'received', 'expired', 'failed'],
+  detected: ['received', 'failed'],
+  received: ['reversed'],
+  expired: [],
+  failed: [],
+  reversed: [],
+};
+
+const amountOrNull = (value: string | null, currency: string) =>
+  value === null ? null : formatAmount(value, currency);
+
+export function depositView(row: repo.DepositRow): DepositView {
+  return {
+    id: row.id,
+    method: row.method,
+    currency: row.currency,
+    expected_amount: amountOrNull(row.expected_amount, row.currency),
+    received_amount: amountOrNull(row.received_amount, row.currency),
+    status: row.status,
+    instructions: row.instructions as DepositView['instructions'],
+    transfer_id: row.transfer_id,
+    network: row.network,
+    tx_hash: row.tx_hash,
+    confirmations: row.confirmations,
+    failure_reason: row.failure_reason,
+    external_id: row.external_id,
+    expires_at: toIso(row.expires_at),
+    detected_at: toIso(row.detected_at),
+    received_at: toIso(row.received_at),
+    failed_at: toIso(row.failed_at),
+    reversed_at: toIso(row.reversed_at),
+    created_at: toIso(row.created_at),
+    updated_at: toIso(row.updated_at),
+  };
+}
+
+/** Crockford base32 without I, L, O, U: a reference a payer can type without ambiguity. */
+const REFERENCE_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+function newReference(): string {
+  let reference = 'PSD';
+  for (let index = 0; index < 10; index++)
+    reference += REFERENCE_ALPHABET[randomInt(REFERENCE_ALPHABET.length)];
+  return reference;
+}
+
+export interface NewDepositOptions {
+  organisationId: string;
+  method: 'bank_transfer' | 'crypto';
+  currency: string;
+  expectedAmount: Decimal | null;
+  transferId: string | null;
+  externalId: string | null;
+  network?: string;
+  expiresAt: Date;
+}
+
+/**
+ * Creates a pending deposit with its instructions, publishes deposit.created and schedules its expiry, in
+ * the caller's transaction (a transfer awaiting its funds creates one this way, D20).
+ */
+export async function openDeposit(
+  tx: PoolClient,
+  deps: AppDeps,
+  options: NewDepositOptions,
+): Promise<repo.DepositRow> {
+  const id = newPublicId('dep');
+  const amount =
+    options.expectedAmount === null ? null : formatAmount(options.expectedAmount, options.currency);
+  let instructions: Record<string, unknown>;
+  let reference: string | null = null;
+  let address: string | null = null;
+  if (options.method === 'bank_transfer') {
+    const account = deps.config.depositBankAccounts[options.currency];
+    if (!account) {
+      throw validationFailed(
+        'currency',
+        `Bank transfers in ${options.currency} cannot be received: no collection account`,
+      );
+    }
+    reference = newReference();
+    instructions = { type: 'bank_transfer', currency: options.currency, amount, ...account, reference };
+  } else {
+    const allocated = await allocateAddress(tx, deps, options);
+    address = allocated.address;
+    instructions = { type: 'crypto', network: options.network, asset: options.currency, amount, address };
+  }
+  let row: repo.DepositRow;
+  try {
+    row = await repo.insertDeposit(tx, {
+      id,
+      organisation_id: options.organisationId,
+      method: options.method,
+      currency: options.currency,
+      expected_amount: amount,
+      reference,
+      instructions,
+      transfer_id: options.transferId,
+      network: options.network ?? null,
+      address,
+      external_id: options.externalId,
+      expires_at: options.expiresAt,
+    });
+  } catch (error) {
+    if (pgErrorCode(error) === PG_UNIQUE_VIOLATION && pgConstraint(error) === 'deposits_external_id_uniq') {
+      throw conflict('The organisation already has a deposit with this external_id');
+    }
+    throw error;
+  }
+  await publishResourceEvent(tx, deps.catalogue, {
+    organisationId: options.organisationId,
+    sourceObjectType: 'deposit',
+    object: depositView(row),
+    action: 'created',
+    previousStatus: null,
+  });
+  await scheduleJob(tx, {
+    kind: EXPIRE_DEPOSIT_KIND,
+    payload: { deposit_id: id },
+    runAt: options.expiresAt,
+    dedupeKey: `${EXPIRE_DEPOSIT_KIND}:${id}`,
+  });
+  return row;
+}
+
+async function allocateAddress(
+  tx: PoolClient,
+  deps: AppDeps,
+  options: NewDepositOptions,
+): Promise<{ address: string }> {
+  for (const area of deps.areas) {
+    if (area.allocateDepositAddress && options.network !== undefined) {
+      return area.allocateDepositAddress(tx, deps, options.organisationId, options.network, options.currency);
+    }
+  }
+  throw new AppError(
+    'CORRIDOR_UNAVAILABLE',
+    options.network === undefined
+      ? 'A crypto deposit needs a network'
+      : `Crypto deposits on ${options.network} are not offered`,
+  );
+}
+
+export async function createDeposit(
+  deps: AppDeps,
+  organisationId: string,
+  input: CreateDepositInput,
+): Promise<DepositView> {
+  const currency = findCurrency(input.currency);
+  if (!currency) throw validationFailed('currency', `Unknown currency ${input.currency}`);
+  if (input.method === 'crypto' && currency.type !== 'crypto') {
+    throw validationFailed('currency', `${input.currency} is not a crypto asset`);
+  }
+  if (input.method === 'bank_transfer' && currency.type !== 'fiat') {
+    throw validationFailed('currency', `${input.currency} cannot arrive by bank transfer`);
+  }
+  if (input.method === 'bank_transfer' && input.network !== undefined) {
+    throw validationFailed('network', 'network is for crypto deposits only');
+  }
+  const expected =
+    input.expected_amount === undefined
+      ? null
+      : parseAmount(input.expected_amount, input.currency, 'expected_amount');
+  const row = await withTransaction(deps.pool, (tx) =>
+    openDeposit(tx, deps, {
+      organisationId,
+      method: input.method,
+      currency: input.currency,
+      expectedAmount: expected,
+      transferId: null,
+      externalId: input.external_id ?? null,
+      ...(input.network !== undefined ? { network: input.network } : {}),
+      expiresAt: new Date(Date.now() + deps.config.depositTtlSeconds * 1000),
+    }),
+  );
+  return depositView(row);
+}
+
+export async function getDeposit(deps: AppDeps, organisationId: string, id: string): Promise<DepositView> {
+  const row = isPublicId('dep', id) ? await repo.findDeposit(deps.pool, organisationId, id) : undefined;
+  if (!row) throw notFound('No deposit matches the id');
+  return depositView(row);
+}
+
+export async function searchDeposits(
+  deps: AppDeps,
+  organisationId: string,
+  body: DepositSearchInput,
+): Promise<Page<DepositView>> {
+  const query = toSearchQuery<repo.SearchFilters, string>(body);
+  const { rows, total } = await repo.search<repo.DepositRow>(
+    deps.pool,
+    'deposits',
+    organisationId,
+    query.filters,
+    query.sortBy,
+    query.sortDirection,
+    query.pageSize,
+    query.offset,
+  );
+  return toPage(query, rows.map(depositView), total);
+}
+
+/** Moves a locked deposit, checking the move against D21 and publishing `deposit.<status>`. */
+async function moveDeposit(
+  tx: PoolClient,
+  deps: AppDeps,
+  row: repo.DepositRow,
+  to: repo.DepositRow['status'],
+  changes: Parameters<typeof repo.updateDeposit>[2] = {},
+): Promise<repo.DepositRow> {
+  if (!DEPOSIT_MOVES[row.status].includes(to)) {
+    throw invalidState(`The deposit is ${row.status}; it cannot become ${to}`);
+  }
+  const updated = await repo.updateDeposit(tx, row.id, { ...changes, status: to });
+  await publishResourceEvent(tx, deps.catalogue, {
+    organisationId: row.organisation_id,
+    sourceObjectType: 'deposit',
+    object: depositView(updated),
+    action: to,
+    previousStatus: row.status,
+  });
+  return updated;
+}
+
+/** The ledger account a deposit's money comes from. */
+const inboundRail = (deps: AppDeps, row: repo.DepositRow) =>
+  row.method === 'crypto' ? `rail:crypto:${row.network}` : `rail:${deps.config.paymentConnector}`;
+
+/**
+ * Credits a pending or detected deposit with what arrived (D21): the whole amount goes to the available
+ * balance, whatever was expected, and the areas waiting on it react in the same transaction (D20).
+ */
+export async function creditDeposit(
+  tx: PoolClient,
+  deps: AppDeps,
+  row: repo.DepositRow,
+  amount: Decimal,
+  extra: Parameters<typeof repo.updateDeposit>[2] = {},
+): Promise<repo.DepositRow> {
+  if (!DEPOSIT_MOVES[row.status].includes('received')) {
+    throw invalidState(`The deposit is ${row.status}; only a pending or detected deposit can be received`);
+  }
+  await ledger.post(tx, {
+    type: 'deposit',
+    resourceType: 'deposit',
+    resourceId: row.id,
+    postings: [
+      { account: ledger.platform(inboundRail(deps, row), row.currency), amount: amount.negated() },
+      { account: ledger.available(row.organisation_id, row.currency), amount },
+    ],
+  });
+  const received = await moveDeposit(tx, deps, row, 'received', {
+    ...extra,
+    received_amount: formatAmount(amount, row.currency),
+    received_at: new Date(),
+  });
+  await cancelJob(tx, `${EXPIRE_DEPOSIT_KIND}:${row.id}`);
+  for (const area of deps.areas) {
+    await area.onDepositReceived?.(
+      tx,
+      {
+        id: received.id,
+        organisationId: received.organisation_id,
+        currency: received.currency,
+        amount: formatAmount(amount, received.currency),
+        transferId: received.transfer_id,
+      },
+      deps,
+    );
+  }
+  return received;
+}
+
+/** Locks a deposit for an action; `organisationId` null for the operator (any organisation). */
+async function lockedDeposit(
+  tx: PoolClient,
+  organisationId: string | null,
+  id: string,
+): Promise<repo.DepositRow> {
+  const row = isPublicId('dep', id) ? await repo.lockDeposit(tx, organisationId, id) : undefined;
+  if (!row) throw notFound('No deposit matches the id');
+  return row;
+}
+
+/**
+ * Funds arrived for a deposit: the operator's record (manual rail) or the sandbox's simulation. Without an
+ * amount the expected amount arrived.
+ */
+export async function receiveDeposit(
+  deps: AppDeps,
+  organisationId: string | null,
+  id: string,
+  input: { amount?: string },
+): Promise<DepositView> {
+  return transactionGroups(deps.pool).run(`deposit:${id}`, async (tx) => {
+    const row = await lockedDeposit(tx, organisationId, id);
+    if (row.method !== 'bank_transfer') {
+      throw invalidState(
+        'A crypto deposit is credited by its chain notification (POST /admin/v1/crypto/deposits)',
+      );
+    }
+    let amount: Decimal;
+    if (input.amount !== undefined) amount = parseAmount(input.amount, row.currency, 'amount');
+    else if (row.expected_amount !== null) amount = new Decimal(row.expected_amount);
+    else throw validationFailed('amount', 'amount is required: the deposit expects no amount');
+    return depositView(await creditDeposit(tx, deps, row, amount));
+  });
+}
+
+/** The operator's record of a deposit that will not arrive (D21). */
+export async function failDeposit(
+  deps: AppDeps,
+  id: string,
+  reason: string | undefined,
+): Promise<DepositView> {
+  return withTransaction(deps.pool, async (tx) => {
+    const row = await lockedDeposit(tx, null, id);
+    const failed = await moveDeposit(tx, deps, row, 'failed', {
+      failure_reason: reason ?? null,
+      failed_at: new Date(),
+    });
+    await cancelJob(tx, `${EXPIRE_DEPOSIT_KIND}:${row.id}`);
+    return depositView(failed);
+  });
+}
+
+/**
+ * A received deposit taken back by its bank or chain (D21): the amount is debited back from the available
+ * balance, even below zero, since the money is gone whatever the balance.
+ */
+export async function reverseDeposit(deps: AppDeps, id: string): Promise<DepositView> {
+  return withTransaction(deps.pool, async (tx) => {
+    const row = await lockedDeposit(tx, null, id);
+    if (row.status !== 'received')
+      throw invalidState(`The deposit is ${row.status}; only a received deposit can be reversed`);
+    const amount = new Decimal(row.received_amount!);
+    await ledger.post(tx, {
+      type: 'adjustment',
+      resourceType: 'deposit',
+      resourceId: row.id,
+      postings: [
+        {
+          account: ledger.available(row.organisation_id, row.currency),
+          amount: amount.negated(),
+          mayOverdraw: true,
+        },
+        { account: ledger.platform(inboundRail(deps, row), row.currency), amount },
+      ],
+    });
+    return depositView(await moveDeposit(tx, deps, row, 'reversed', { reversed_at: new Date() }));
+  });
+}
+
+/** The durable timer of a pending deposit (D21): at expires_at it expires, unless funds came first. */
+export async function expireDeposit(tx: PoolClient, deps: AppDeps, id: string): Promise<void> {
+  const row = await repo.lockDeposit(tx, null, id);
+  if (row?.status !== 'pending') return;
+  await moveDeposit(tx, deps, row, 'expired');
+}

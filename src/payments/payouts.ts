@@ -1,0 +1,405 @@
+// Payouts (D21): money going out to a beneficiary through a rail connector. The amount leaves the available
+// balance at once (available -> held), goes to the rail on completion (held -> rail), and comes back on a
+// failure or a cancel (held -> available) or a return after completion (rail -> available). Each move is
+// one ledger transaction in the same database transaction as the state change and its event.
+import * as ledger from '../balances/ledger.ts';
+import {
+  PG_UNIQUE_VIOLATION,
+  type PoolClient,
+  pgConstraint,
+  pgErrorCode,
+  type Queryable,
+  withTransaction,
+} from '../db/pool.ts';
+import { transactionGroups } from '../db/transaction-groups.ts';
+import type { PayoutDestination } from '../platform/area.ts';
+import type { AppDeps } from '../platform/deps.ts';
+import { AppError, conflict, invalidState, notFound, validationFailed } from '../platform/errors.ts';
+import { isPublicId, newPublicId } from '../platform/ids.ts';
+import { cancelJob, scheduleJob } from '../platform/jobs/runner.ts';
+import { Decimal, formatAmount, parseAmount } from '../platform/money.ts';
+import { type Page, toPage, toSearchQuery } from '../platform/search.ts';
+import { toIso } from '../platform/time.ts';
+import { publishResourceEvent } from '../webhooks/publish.ts';
+import type { RailConnector } from './connectors/connector.ts';
+import { manualConnector } from './connectors/manual.ts';
+import { SANDBOX_STEP_KIND, sandboxConnector } from './connectors/sandbox.ts';
+import * as repo from './repository.ts';
+import type { CreatePayoutInput, FailureReason, PayoutSearchInput, PayoutView } from './schemas.ts';
+
+export const HAND_OFF_KIND = 'payments.hand_off';
+
+const CONNECTORS: Readonly<Record<string, RailConnector>> = {
+  sandbox: sandboxConnector,
+  manual: manualConnector,
+};
+
+type Status = repo.PayoutRow['status'];
+
+/** What each status may become (D21); anything else is 400 INVALID_STATE. */
+const PAYOUT_MOVES: Readonly<Record<Status, readonly Status[]>> = {
+  pending: ['processing', 'cancelled', 'failed'],
+  processing: ['completed', 'failed'],
+  completed: ['returned'],
+  failed: [],
+  cancelled: [],
+  returned: [],
+};
+
+/** The timestamp column each status sets. */
+const MILESTONE: Partial<Record<Status, keyof repo.PayoutRow>> = {
+  processing: 'processing_at',
+  completed: 'completed_at',
+  failed: 'failed_at',
+  cancelled: 'cancelled_at',
+  returned: 'returned_at',
+};
+
+export function payoutView(row: repo.PayoutRow): PayoutView {
+  return {
+    id: row.id,
+    beneficiary_id: row.beneficiary_id,
+    currency: row.currency,
+    amount: formatAmount(row.amount, row.currency),
+    reference: row.reference,
+    status: row.status,
+    failure_reason: row.failure_reason as PayoutView['failure_reason'],
+    transfer_id: row.transfer_id,
+    external_id: row.external_id,
+    processing_at: toIso(row.processing_at),
+    completed_at: toIso(row.completed_at),
+    failed_at: toIso(row.failed_at),
+    cancelled_at: toIso(row.cancelled_at),
+    returned_at: toIso(row.returned_at),
+    created_at: toIso(row.created_at),
+    updated_at: toIso(row.updated_at),
+  };
+}
+
+async function destinationOf(
+  db: Queryable,
+  deps: AppDeps,
+  organisationId: string,
+  beneficiaryId: string,
+): Promise<PayoutDestination | undefined> {
+  for (const area of deps.areas) {
+    const found = await area.payoutDestination?.(db, organisationId, beneficiaryId);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+export interface NewPayout {
+  organisationId: string;
+  beneficiaryId: string;
+  currency: string;
+  amount: Decimal;
+  reference: string | null;
+  transferId: string | null;
+  externalId: string | null;
+}
+
+/**
+ * Creates a pending payout in the caller's transaction: debits the available balance (400
+ * INSUFFICIENT_FUNDS if short; the caller's transaction then rolls back), publishes payout.created and
+ * schedules its hand-off to the rail. A transfer's payout leg is created this way (D20).
+ */
+export async function openPayout(tx: PoolClient, deps: AppDeps, payout: NewPayout): Promise<repo.PayoutRow> {
+  const destination = await destinationOf(tx, deps, payout.organisationId, payout.beneficiaryId);
+  if (!destination)
+    throw validationFailed('beneficiary_id', 'No beneficiary of the organisation matches beneficiary_id');
+  if (destination.status !== 'active') {
+    throw new AppError(
+      'BENEFICIARY_NOT_ACTIVE',
+      `The beneficiary is ${destination.status}; only an active one is paid`,
+    );
+  }
+  if (destination.currency !== payout.currency) {
+    throw validationFailed(
+      'currency',
+      `The beneficiary is paid in ${destination.currency}, not ${payout.currency}`,
+    );
+  }
+  const id = newPublicId('pyt');
+  let row: repo.PayoutRow;
+  try {
+    row = await repo.insertPayout(tx, {
+      id,
+      organisation_id: payout.organisationId,
+      beneficiary_id: payout.beneficiaryId,
+      currency: payout.currency,
+      amount: formatAmount(payout.amount, payout.currency),
+      reference: payout.reference,
+      connector: deps.config.paymentConnector,
+      transfer_id: payout.transferId,
+      external_id: payout.externalId,
+    });
+  } catch (error) {
+    if (pgErrorCode(error) === PG_UNIQUE_VIOLATION && pgConstraint(error) === 'payouts_external_id_uniq') {
+      throw conflict('The organisation already has a payout with this external_id');
+    }
+    throw error;
+  }
+  await ledger.post(tx, {
+    type: 'payout',
+    resourceType: 'payout',
+    resourceId: id,
+    postings: [
+      { account: ledger.available(payout.organisationId, payout.currency), amount: payout.amount.negated() },
+      { account: ledger.held(payout.organisationId, payout.currency), amount: payout.amount },
+    ],
+  });
+  await publishResourceEvent(tx, deps.catalogue, {
+    organisationId: payout.organisationId,
+    sourceObjectType: 'payout',
+    object: payoutView(row),
+    action: 'created',
+    previousStatus: null,
+  });
+  await scheduleJob(tx, {
+    kind: HAND_OFF_KIND,
+    payload: { payout_id: id },
+    runAt: new Date(),
+    dedupeKey: `${HAND_OFF_KIND}:${id}`,
+  });
+  return row;
+}
+
+export async function createPayout(
+  deps: AppDeps,
+  organisationId: string,
+  input: CreatePayoutInput,
+): Promise<PayoutView> {
+  const amount = parseAmount(input.amount, input.currency, 'amount');
+  // Payouts of one organisation share commits: its balance row is their hot spot.
+  const row = await transactionGroups(deps.pool).run(organisationId, (tx) =>
+    openPayout(tx, deps, {
+      organisationId,
+      beneficiaryId: input.beneficiary_id,
+      currency: input.currency,
+      amount,
+      reference: input.reference ?? null,
+      transferId: null,
+      externalId: input.external_id ?? null,
+    }),
+  );
+  return payoutView(row);
+}
+
+export async function getPayout(deps: AppDeps, organisationId: string, id: string): Promise<PayoutView> {
+  const row = isPublicId('pyt', id) ? await repo.findPayout(deps.pool, organisationId, id) : undefined;
+  if (!row) throw notFound('No payout matches the id');
+  return payoutView(row);
+}
+
+export async function searchPayouts(
+  deps: AppDeps,
+  organisationId: string,
+  body: PayoutSearchInput,
+): Promise<Page<PayoutView>> {
+  const query = toSearchQuery<repo.SearchFilters, string>(body);
+  const { rows, total } = await repo.search<repo.PayoutRow>(
+    deps.pool,
+    'payouts',
+    organisationId,
+    query.filters,
+    query.sortBy,
+    query.sortDirection,
+    query.pageSize,
+    query.offset,
+  );
+  return toPage(query, rows.map(payoutView), total);
+}
+
+/** Moves a locked payout with its ledger transaction and `payout.<status>` event. */
+async function movePayout(
+  tx: PoolClient,
+  deps: AppDeps,
+  row: repo.PayoutRow,
+  to: Status,
+  failureReason: FailureReason | null = null,
+): Promise<repo.PayoutRow> {
+  if (!PAYOUT_MOVES[row.status].includes(to)) {
+    throw invalidState(`The payout is ${row.status}; it cannot become ${to}`);
+  }
+  const amount = new Decimal(row.amount);
+  const org = row.organisation_id;
+  const rail = ledger.platform(`rail:${row.connector}`, row.currency);
+  if (to === 'completed') {
+    await ledger.post(tx, {
+      type: 'payout',
+      resourceType: 'payout',
+      resourceId: row.id,
+      postings: [
+        { account: ledger.held(org, row.currency), amount: amount.negated() },
+        { account: rail, amount },
+      ],
+    });
+  } else if (to === 'failed' || to === 'cancelled') {
+    await ledger.post(tx, {
+      type: 'payout_reversal',
+      resourceType: 'payout',
+      resourceId: row.id,
+      postings: [
+        { account: ledger.held(org, row.currency), amount: amount.negated() },
+        { account: ledger.available(org, row.currency), amount },
+      ],
+    });
+  } else if (to === 'returned') {
+    await ledger.post(tx, {
+      type: 'payout_reversal',
+      resourceType: 'payout',
+      resourceId: row.id,
+      postings: [
+        { account: rail, amount: amount.negated() },
+        { account: ledger.available(org, row.currency), amount },
+      ],
+    });
+  }
+  const milestone = MILESTONE[to];
+  const updated = await repo.updatePayout(tx, row.id, {
+    status: to,
+    ...(failureReason !== null ? { failure_reason: failureReason } : {}),
+    ...(milestone ? { [milestone]: new Date() } : {}),
+  });
+  await publishResourceEvent(tx, deps.catalogue, {
+    organisationId: org,
+    sourceObjectType: 'payout',
+    object: payoutView(updated),
+    action: to,
+    previousStatus: row.status,
+  });
+  for (const area of deps.areas) {
+    await area.onPayoutMoved?.(
+      tx,
+      {
+        id: updated.id,
+        organisationId: org,
+        status: updated.status,
+        previousStatus: row.status,
+        transferId: updated.transfer_id,
+        failureReason: updated.failure_reason,
+      },
+      deps,
+    );
+  }
+  return updated;
+}
+
+async function lockedPayout(
+  tx: PoolClient,
+  organisationId: string | null,
+  id: string,
+): Promise<repo.PayoutRow> {
+  const row = isPublicId('pyt', id) ? await repo.lockPayout(tx, organisationId, id) : undefined;
+  if (!row) throw notFound('No payout matches the id');
+  return row;
+}
+
+/** The client's cancel: only while pending (D21); the amount goes back to the available balance. */
+export async function cancelPayout(deps: AppDeps, organisationId: string, id: string): Promise<PayoutView> {
+  return transactionGroups(deps.pool).run(organisationId, async (tx) => {
+    const row = await lockedPayout(tx, organisationId, id);
+    if (row.status !== 'pending')
+      throw invalidState(`The payout is ${row.status}; only a pending payout can be cancelled`);
+    const cancelled = await movePayout(tx, deps, row, 'cancelled');
+    await cancelJob(tx, `${HAND_OFF_KIND}:${row.id}`);
+    return payoutView(cancelled);
+  });
+}
+
+/**
+ * The hand-off (a durable timer run by the worker): a pending payout goes to its connector and becomes
+ * processing, with the hand-off recorded, all in the job's transaction: exactly once, also when a worker
+ * dies mid-way (D21).
+ */
+export async function handOff(tx: PoolClient, deps: AppDeps, id: string): Promise<void> {
+  const row = await repo.lockPayout(tx, null, id);
+  if (row?.status !== 'pending') return; // cancelled meanwhile
+  const destination = await destinationOf(tx, deps, row.organisation_id, row.beneficiary_id);
+  if (!(await repo.recordHandOff(tx, row.id, row.connector))) return;
+  if (!destination) {
+    // The beneficiary is gone from its area (it cannot be: beneficiaries are only ever marked deleted).
+    await movePayout(tx, deps, row, 'failed', 'invalid_account');
+    return;
+  }
+  const connector = CONNECTORS[row.connector];
+  if (!connector) throw new Error(`unknown rail connector ${row.connector}`);
+  await connector.submit(
+    tx,
+    {
+      id: row.id,
+      organisationId: row.organisation_id,
+      currency: row.currency,
+      amount: row.amount,
+      accountIdentifier: destination.accountIdentifier,
+    },
+    deps,
+  );
+  await movePayout(tx, deps, row, 'processing');
+}
+
+/** An outcome of the rail: the operator's (manual), the sandbox simulator's, or its simulation routes. */
+export async function settlePayout(
+  deps: AppDeps,
+  organisationId: string | null,
+  id: string,
+  outcome: 'complete' | 'fail' | 'return',
+  failureReason?: FailureReason,
+): Promise<PayoutView> {
+  return withTransaction(deps.pool, async (tx) =>
+    payoutView(await settleLocked(tx, deps, organisationId, id, outcome, failureReason)),
+  );
+}
+
+async function settleLocked(
+  tx: PoolClient,
+  deps: AppDeps,
+  organisationId: string | null,
+  id: string,
+  outcome: 'complete' | 'fail' | 'return',
+  failureReason?: FailureReason,
+): Promise<repo.PayoutRow> {
+  const row = await lockedPayout(tx, organisationId, id);
+  if (outcome === 'complete') {
+    if (row.status !== 'processing')
+      throw invalidState(`The payout is ${row.status}; only a processing payout can complete`);
+    return movePayout(tx, deps, row, 'completed');
+  }
+  if (outcome === 'fail') {
+    if (row.status !== 'processing')
+      throw invalidState(`The payout is ${row.status}; only a processing payout can fail`);
+    return movePayout(tx, deps, row, 'failed', failureReason ?? 'rejected_by_bank');
+  }
+  if (row.status !== 'completed')
+    throw invalidState(`The payout is ${row.status}; only a completed payout can be returned`);
+  return movePayout(tx, deps, row, 'returned', 'returned');
+}
+
+/** The sandbox simulator's step (a durable timer): complete or fail, and a return after a completion. */
+export async function sandboxStep(
+  tx: PoolClient,
+  deps: AppDeps,
+  payload: Record<string, unknown>,
+): Promise<void> {
+  const id = String(payload.payout_id);
+  const row = await repo.lockPayout(tx, null, id);
+  // A step whose payout was moved meanwhile (by a simulation route) has nothing left to do.
+  const expected: Status = payload.action === 'return' ? 'completed' : 'processing';
+  if (row?.status !== expected) return;
+  const action = payload.action as 'complete' | 'fail' | 'return';
+  await settleLocked(tx, deps, null, id, action, payload.failure_reason as FailureReason | undefined);
+  if (action === 'complete' && payload.then_return === true) {
+    await scheduleJob(tx, {
+      kind: SANDBOX_STEP_KIND,
+      payload: { payout_id: id, action: 'return' },
+      runAt: new Date(Date.now() + deps.config.sandboxStepDelayMs),
+      dedupeKey: `${SANDBOX_STEP_KIND}:${id}:return`,
+    });
+  }
+}
+
+/** The manual rail's list for the operator: payouts waiting in processing, oldest first. */
+export async function payoutsWaiting(deps: AppDeps, limit: number): Promise<PayoutView[]> {
+  return (await repo.payoutsWaiting(deps.pool, 'manual', limit)).map(payoutView);
+}

@@ -1,0 +1,277 @@
+// SQL of deposits and payouts (D21).
+
+import { pageWithTotal } from '../db/paging.ts';
+import type { Queryable } from '../db/pool.ts';
+
+export interface DepositRow {
+  id: string;
+  organisation_id: string;
+  method: 'bank_transfer' | 'crypto';
+  currency: string;
+  expected_amount: string | null;
+  received_amount: string | null;
+  status: 'pending' | 'detected' | 'received' | 'expired' | 'failed' | 'reversed';
+  reference: string | null;
+  instructions: Record<string, unknown>;
+  transfer_id: string | null;
+  network: string | null;
+  address: string | null;
+  tx_hash: string | null;
+  log_index: number | null;
+  confirmations: number | null;
+  failure_reason: string | null;
+  external_id: string | null;
+  expires_at: Date | null;
+  detected_at: Date | null;
+  received_at: Date | null;
+  failed_at: Date | null;
+  reversed_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface PayoutRow {
+  id: string;
+  organisation_id: string;
+  beneficiary_id: string;
+  currency: string;
+  amount: string;
+  reference: string | null;
+  status: 'pending' | 'processing' | 'completed' | 'failed' | 'cancelled' | 'returned';
+  failure_reason: string | null;
+  connector: string;
+  transfer_id: string | null;
+  external_id: string | null;
+  processing_at: Date | null;
+  completed_at: Date | null;
+  failed_at: Date | null;
+  cancelled_at: Date | null;
+  returned_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const DEPOSIT_COLUMNS = `id, organisation_id, method, currency, expected_amount::text AS expected_amount,
+  received_amount::text AS received_amount, status, reference, instructions, transfer_id, network, address,
+  tx_hash, log_index, confirmations, failure_reason, external_id, expires_at, detected_at, received_at,
+  failed_at, reversed_at, created_at, updated_at`;
+const PAYOUT_COLUMNS = `id, organisation_id, beneficiary_id, currency, amount::text AS amount, reference, status,
+  failure_reason, connector, transfer_id, external_id, processing_at, completed_at, failed_at, cancelled_at,
+  returned_at, created_at, updated_at`;
+
+export type NewDeposit = Pick<
+  DepositRow,
+  | 'id'
+  | 'organisation_id'
+  | 'method'
+  | 'currency'
+  | 'expected_amount'
+  | 'reference'
+  | 'instructions'
+  | 'transfer_id'
+  | 'network'
+  | 'address'
+  | 'external_id'
+  | 'expires_at'
+>;
+
+export async function insertDeposit(db: Queryable, deposit: NewDeposit): Promise<DepositRow> {
+  const result = await db.query<DepositRow>(
+    `INSERT INTO deposits (id, organisation_id, method, currency, expected_amount, status, reference, instructions,
+       transfer_id, network, address, external_id, expires_at)
+     VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12)
+     RETURNING ${DEPOSIT_COLUMNS}`,
+    [
+      deposit.id,
+      deposit.organisation_id,
+      deposit.method,
+      deposit.currency,
+      deposit.expected_amount,
+      deposit.reference,
+      deposit.instructions,
+      deposit.transfer_id,
+      deposit.network,
+      deposit.address,
+      deposit.external_id,
+      deposit.expires_at,
+    ],
+  );
+  return result.rows[0]!;
+}
+
+/** The deposit, locked for the caller's transaction; `organisationId` null: any organisation's (operators). */
+export async function lockDeposit(
+  db: Queryable,
+  organisationId: string | null,
+  id: string,
+): Promise<DepositRow | undefined> {
+  const result = await db.query<DepositRow>(
+    `SELECT ${DEPOSIT_COLUMNS} FROM deposits WHERE id = $1 AND ($2::uuid IS NULL OR organisation_id = $2) FOR UPDATE`,
+    [id, organisationId],
+  );
+  return result.rows[0];
+}
+
+export async function findDeposit(
+  db: Queryable,
+  organisationId: string,
+  id: string,
+): Promise<DepositRow | undefined> {
+  const result = await db.query<DepositRow>(
+    `SELECT ${DEPOSIT_COLUMNS} FROM deposits WHERE id = $1 AND organisation_id = $2`,
+    [id, organisationId],
+  );
+  return result.rows[0];
+}
+
+/** Sets the given columns (and updated_at) of a locked deposit; returns the new row. */
+export async function updateDeposit(
+  db: Queryable,
+  id: string,
+  changes: Partial<Omit<DepositRow, 'id' | 'organisation_id' | 'created_at' | 'updated_at'>>,
+): Promise<DepositRow> {
+  return updateRow<DepositRow>(db, 'deposits', DEPOSIT_COLUMNS, id, changes);
+}
+
+export async function insertPayout(
+  db: Queryable,
+  payout: Pick<
+    PayoutRow,
+    | 'id'
+    | 'organisation_id'
+    | 'beneficiary_id'
+    | 'currency'
+    | 'amount'
+    | 'reference'
+    | 'connector'
+    | 'transfer_id'
+    | 'external_id'
+  >,
+): Promise<PayoutRow> {
+  const result = await db.query<PayoutRow>(
+    `INSERT INTO payouts (id, organisation_id, beneficiary_id, currency, amount, reference, status, connector,
+       transfer_id, external_id)
+     VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $9)
+     RETURNING ${PAYOUT_COLUMNS}`,
+    [
+      payout.id,
+      payout.organisation_id,
+      payout.beneficiary_id,
+      payout.currency,
+      payout.amount,
+      payout.reference,
+      payout.connector,
+      payout.transfer_id,
+      payout.external_id,
+    ],
+  );
+  return result.rows[0]!;
+}
+
+export async function lockPayout(
+  db: Queryable,
+  organisationId: string | null,
+  id: string,
+): Promise<PayoutRow | undefined> {
+  const result = await db.query<PayoutRow>(
+    `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1 AND ($2::uuid IS NULL OR organisation_id = $2) FOR UPDATE`,
+    [id, organisationId],
+  );
+  return result.rows[0];
+}
+
+export async function findPayout(
+  db: Queryable,
+  organisationId: string,
+  id: string,
+): Promise<PayoutRow | undefined> {
+  const result = await db.query<PayoutRow>(
+    `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1 AND organisation_id = $2`,
+    [id, organisationId],
+  );
+  return result.rows[0];
+}
+
+export async function updatePayout(
+  db: Queryable,
+  id: string,
+  changes: Partial<Omit<PayoutRow, 'id' | 'organisation_id' | 'created_at' | 'updated_at'>>,
+): Promise<PayoutRow> {
+  return updateRow<PayoutRow>(db, 'payouts', PAYOUT_COLUMNS, id, changes);
+}
+
+async function updateRow<Row>(
+  db: Queryable,
+  table: 'deposits' | 'payouts',
+  columns: string,
+  id: string,
+  changes: Record<string, unknown>,
+): Promise<Row> {
+  const names = Object.keys(changes);
+  const assignments = names.map((name, index) => `${name} = $${index + 2}`);
+  const result = await db.query<Row & object>(
+    `UPDATE ${table} SET ${[...assignments, 'updated_at = now()'].join(', ')} WHERE id = $1 RETURNING ${columns}`,
+    [id, ...names.map((name) => changes[name])],
+  );
+  return result.rows[0]! as Row;
+}
+
+/** Records the payout's hand-off to its connector; false if it was handed off before. */
+export async function recordHandOff(db: Queryable, payoutId: string, connector: string): Promise<boolean> {
+  const result = await db.query(
+    'INSERT INTO payout_hand_offs (payout_id, connector) VALUES ($1, $2) ON CONFLICT (payout_id) DO NOTHING',
+    [payoutId, connector],
+  );
+  return result.rowCount === 1;
+}
+
+/** Payouts waiting for the operator in `processing` with a connector, oldest first. */
+export async function payoutsWaiting(db: Queryable, connector: string, limit: number): Promise<PayoutRow[]> {
+  const result = await db.query<PayoutRow>(
+    `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE connector = $1 AND status = 'processing' ORDER BY created_at LIMIT $2`,
+    [connector, limit],
+  );
+  return result.rows;
+}
+
+export interface SearchFilters {
+  status?: string[];
+  method?: string[];
+  currency?: string[];
+  transfer_id?: string[];
+  external_id?: string[];
+  beneficiary_id?: string[];
+}
+
+const SORT: Record<string, string> = { id: 'id', created_at: 'created_at', updated_at: 'updated_at' };
+
+export async function search<Row extends { id: unknown }>(
+  db: Queryable,
+  table: 'deposits' | 'payouts',
+  organisationId: string,
+  filters: SearchFilters,
+  sortBy: string,
+  direction: 'asc' | 'desc',
+  limit: number,
+  offset: number,
+): Promise<{ rows: Row[]; total: number }> {
+  const values: unknown[] = [organisationId];
+  const conditions = ['organisation_id = $1'];
+  for (const [column, list] of Object.entries(filters) as [string, string[] | undefined][]) {
+    if (!list) continue;
+    values.push(list);
+    conditions.push(`${column} = ANY($${values.length}::text[])`);
+  }
+  values.push(limit, offset);
+  const column = SORT[sortBy] ?? 'id';
+  const dir = direction === 'asc' ? 'ASC' : 'DESC';
+  return pageWithTotal<Row>(db, {
+    columns: table === 'deposits' ? DEPOSIT_COLUMNS : PAYOUT_COLUMNS,
+    from: table,
+    condition: conditions.join(' AND '),
+    orderBy: column === 'id' ? `id ${dir}` : `${column} ${dir}, id ${dir}`,
+    limit: `$${values.length - 1}`,
+    offset: `$${values.length}`,
+    values,
+  });
+}

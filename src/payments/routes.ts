@@ -1,0 +1,340 @@
+// HTTP of deposits and payouts (D21), their sandbox simulations (D24) and the operator's manual rail (D21,
+// D23): each route maps to one service call.
+import { Type } from '@sinclair/typebox';
+import { operatorTarget, registerOperatorRoutes } from '../admin/operator-log.ts';
+import type { App, AppDeps } from '../platform/deps.ts';
+import { PAYMENT_SCOPES } from '../platform/scopes.ts';
+import { absentBodyIsEmpty, ErrorBody, errorResponses, StoredText } from '../webhooks/api-schemas.ts';
+import * as deposits from './deposits.ts';
+import * as payouts from './payouts.ts';
+import {
+  CreateDepositBody,
+  type CreateDepositInput,
+  CreatePayoutBody,
+  Deposit,
+  DepositIdParams,
+  DepositPage,
+  DepositSearchBody,
+  type DepositSearchInput,
+  FailPayoutBody,
+  type FailPayoutInput,
+  Payout,
+  PayoutIdParams,
+  PayoutPage,
+  PayoutSearchBody,
+  type PayoutSearchInput,
+  ReceiveDepositBody,
+  SandboxReceiveBody,
+  type SandboxReceiveInput,
+} from './schemas.ts';
+
+const security = [{ bearer: [] }];
+const read = { scope: PAYMENT_SCOPES.paymentsRead };
+const write = { scope: PAYMENT_SCOPES.paymentsWrite, idempotent: true };
+const DEPOSITS = '/api/v1/payments/deposits';
+const PAYOUTS = '/api/v1/payments/payouts';
+
+export function registerPaymentRoutes(app: App, deps: AppDeps): void {
+  app.post(
+    DEPOSITS,
+    {
+      config: write,
+      schema: {
+        tags: ['payments'],
+        operationId: 'createDeposit',
+        summary: 'Initiate a deposit',
+        description:
+          'Answers 201 with a pending deposit and its instructions: for a bank transfer the account to pay ' +
+          'and a unique `reference` the payer must quote; for crypto an address of its own. It expires after ' +
+          'DEPOSIT_TTL_SECONDS unless funds arrive. Honours Idempotency-Key.',
+        security,
+        body: CreateDepositBody,
+        response: { 201: Deposit, ...errorResponses(400, 409, 422) },
+      },
+    },
+    async (request, reply) =>
+      reply
+        .code(201)
+        .send(
+          await deposits.createDeposit(
+            deps,
+            request.principal!.organisationId,
+            request.body as CreateDepositInput,
+          ),
+        ),
+  );
+
+  app.post(
+    `${DEPOSITS}/search`,
+    {
+      config: read,
+      preValidation: absentBodyIsEmpty,
+      schema: {
+        tags: ['payments'],
+        operationId: 'searchDeposits',
+        summary: 'Search deposits',
+        description:
+          'Filters `status`, `method`, `currency`, `transfer_id`, `external_id`; sort by id, created_at, updated_at (D4).',
+        security,
+        body: DepositSearchBody,
+        response: { 200: DepositPage, ...errorResponses(422) },
+      },
+    },
+    async (request) =>
+      deposits.searchDeposits(deps, request.principal!.organisationId, request.body as DepositSearchInput),
+  );
+
+  app.get(
+    `${DEPOSITS}/:deposit_id`,
+    {
+      config: read,
+      schema: {
+        tags: ['payments'],
+        operationId: 'getDeposit',
+        summary: 'Read a deposit',
+        security,
+        params: DepositIdParams,
+        response: { 200: Deposit, ...errorResponses(404) },
+      },
+    },
+    async (request) =>
+      deposits.getDeposit(deps, request.principal!.organisationId, request.params.deposit_id),
+  );
+
+  app.post(
+    PAYOUTS,
+    {
+      config: write,
+      schema: {
+        tags: ['payments'],
+        operationId: 'createPayout',
+        summary: 'Initiate a payout',
+        description:
+          'Answers 201 with a pending payout; the amount leaves the available balance at once (400 ' +
+          'INSUFFICIENT_FUNDS when short, nothing created). The beneficiary must be active (400 ' +
+          'BENEFICIARY_NOT_ACTIVE) and paid in `currency` (422). Honours Idempotency-Key.',
+        security,
+        body: CreatePayoutBody,
+        response: { 201: Payout, ...errorResponses(400, 409, 422) },
+      },
+    },
+    async (request, reply) =>
+      reply.code(201).send(await payouts.createPayout(deps, request.principal!.organisationId, request.body)),
+  );
+
+  app.post(
+    `${PAYOUTS}/search`,
+    {
+      config: read,
+      preValidation: absentBodyIsEmpty,
+      schema: {
+        tags: ['payments'],
+        operationId: 'searchPayouts',
+        summary: 'Search payouts',
+        description:
+          'Filters `status`, `beneficiary_id`, `currency`, `transfer_id`, `external_id`; sort by id, created_at, updated_at (D4).',
+        security,
+        body: PayoutSearchBody,
+        response: { 200: PayoutPage, ...errorResponses(422) },
+      },
+    },
+    async (request) =>
+      payouts.searchPayouts(deps, request.principal!.organisationId, request.body as PayoutSearchInput),
+  );
+
+  app.get(
+    `${PAYOUTS}/:payout_id`,
+    {
+      config: read,
+      schema: {
+        tags: ['payments'],
+        operationId: 'getPayout',
+        summary: 'Read a payout',
+        security,
+        params: PayoutIdParams,
+        response: { 200: Payout, ...errorResponses(404) },
+      },
+    },
+    async (request) => payouts.getPayout(deps, request.principal!.organisationId, request.params.payout_id),
+  );
+
+  app.post(
+    `${PAYOUTS}/:payout_id/cancel`,
+    {
+      config: write,
+      schema: {
+        tags: ['payments'],
+        operationId: 'cancelPayout',
+        summary: 'Cancel a pending payout',
+        description:
+          'Only a pending payout (400 INVALID_STATE otherwise); the amount returns to the available balance.',
+        security,
+        params: PayoutIdParams,
+        response: { 200: Payout, ...errorResponses(400, 404) },
+      },
+    },
+    async (request) =>
+      payouts.cancelPayout(deps, request.principal!.organisationId, request.params.payout_id),
+  );
+}
+
+export function registerPaymentSandboxRoutes(app: App, deps: AppDeps): void {
+  app.post(
+    '/api/v1/sandbox/deposits/:deposit_id/receive',
+    {
+      config: write,
+      schema: {
+        tags: ['sandbox'],
+        operationId: 'sandboxReceiveDeposit',
+        summary: 'Simulate the funds of a bank-transfer deposit arriving (sandbox only)',
+        description: 'Default amount: the expected amount. Answers 200 with the deposit.',
+        security,
+        params: DepositIdParams,
+        body: SandboxReceiveBody,
+        response: { 200: Deposit, ...errorResponses(400, 404, 422) },
+      },
+      preValidation: absentBodyIsEmpty,
+    },
+    async (request) =>
+      deposits.receiveDeposit(
+        deps,
+        request.principal!.organisationId,
+        request.params.deposit_id,
+        request.body as SandboxReceiveInput,
+      ),
+  );
+
+  for (const outcome of ['complete', 'fail', 'return'] as const) {
+    app.post(
+      `/api/v1/sandbox/payouts/:payout_id/${outcome}`,
+      {
+        config: write,
+        preValidation: absentBodyIsEmpty,
+        schema: {
+          tags: ['sandbox'],
+          operationId: `sandbox${outcome[0]!.toUpperCase()}${outcome.slice(1)}Payout`,
+          summary: `Simulate the rail: ${outcome} a payout (sandbox only)`,
+          description:
+            outcome === 'return'
+              ? 'A completed payout comes back: the amount returns to the available balance.'
+              : `A processing payout ${outcome === 'complete' ? 'completes' : 'fails (failure_reason, default rejected_by_bank)'}.`,
+          security,
+          params: PayoutIdParams,
+          body: FailPayoutBody,
+          response: { 200: Payout, ...errorResponses(400, 404, 422) },
+        },
+      },
+      async (request) =>
+        payouts.settlePayout(
+          deps,
+          request.principal!.organisationId,
+          request.params.payout_id,
+          outcome,
+          (request.body as FailPayoutInput).failure_reason,
+        ),
+    );
+  }
+}
+
+export function registerPaymentAdminRoutes(admin: App, deps: AppDeps): void {
+  registerOperatorRoutes(admin, (scope) => {
+    scope.post(
+      '/deposits/:deposit_id/receive',
+      {
+        config: { operatorAction: 'deposit.receive' },
+        schema: {
+          tags: ['operator'],
+          summary: 'Record the funds of a bank-transfer deposit (manual rail)',
+          params: DepositIdParams,
+          body: ReceiveDepositBody,
+          response: { 200: Deposit, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 422: ErrorBody },
+        },
+      },
+      async (request) => {
+        operatorTarget(request, { deposit_id: request.params.deposit_id });
+        return deposits.receiveDeposit(deps, null, request.params.deposit_id, request.body);
+      },
+    );
+    scope.post(
+      '/deposits/:deposit_id/fail',
+      {
+        config: { operatorAction: 'deposit.fail' },
+        preValidation: absentBodyIsEmpty,
+        schema: {
+          tags: ['operator'],
+          summary: 'Record that a pending deposit will not arrive',
+          params: DepositIdParams,
+          body: Type.Object(
+            { failure_reason: Type.Optional(StoredText({ minLength: 1, maxLength: 200 })) },
+            { additionalProperties: false },
+          ),
+          response: { 200: Deposit, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 422: ErrorBody },
+        },
+      },
+      async (request) => {
+        operatorTarget(request, { deposit_id: request.params.deposit_id });
+        return deposits.failDeposit(
+          deps,
+          request.params.deposit_id,
+          (request.body as { failure_reason?: string }).failure_reason,
+        );
+      },
+    );
+    scope.post(
+      '/deposits/:deposit_id/reverse',
+      {
+        config: { operatorAction: 'deposit.reverse' },
+        schema: {
+          tags: ['operator'],
+          summary: 'Reverse a received deposit (taken back by the bank): debits it back',
+          params: DepositIdParams,
+          response: { 200: Deposit, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+        },
+      },
+      async (request) => {
+        operatorTarget(request, { deposit_id: request.params.deposit_id });
+        return deposits.reverseDeposit(deps, request.params.deposit_id);
+      },
+    );
+    scope.get(
+      '/payouts/waiting',
+      {
+        schema: {
+          tags: ['operator'],
+          summary: 'Payouts of the manual rail waiting in processing, oldest first (at most 500)',
+          response: { 200: Type.Array(Payout), 401: ErrorBody },
+        },
+      },
+      async () => payouts.payoutsWaiting(deps, 500),
+    );
+    for (const outcome of ['complete', 'fail'] as const) {
+      scope.post(
+        `/payouts/:payout_id/${outcome}`,
+        {
+          config: { operatorAction: `payout.${outcome}` },
+          preValidation: absentBodyIsEmpty,
+          schema: {
+            tags: ['operator'],
+            summary:
+              outcome === 'complete'
+                ? 'Record a payout as paid'
+                : 'Record a payout as failed (failure_reason)',
+            params: PayoutIdParams,
+            body: FailPayoutBody,
+            response: { 200: Payout, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 422: ErrorBody },
+          },
+        },
+        async (request) => {
+          operatorTarget(request, { payout_id: request.params.payout_id });
+          return payouts.settlePayout(
+            deps,
+            null,
+            request.params.payout_id,
+            outcome,
+            (request.body as FailPayoutInput).failure_reason,
+          );
+        },
+      );
+    }
+  });
+}

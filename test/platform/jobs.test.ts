@@ -14,16 +14,9 @@ import {
   startJobRunner,
 } from '../../src/platform/jobs/runner.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { until } from '../helpers/wait.ts';
 
 const silent = pino({ level: 'silent' });
-
-async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe('durable timers (D21)', () => {
   let t: TestApp;
@@ -179,7 +172,9 @@ describe('durable timers (D21)', () => {
     await schedule('test.unknown-kind', 'unknown');
     await schedule('test.known', 'known');
     await until(async () => (await runsOf('known')).length === 1);
-    const left = await t.db.pool.query("SELECT attempts, last_error FROM jobs WHERE payload->>'name' = 'unknown'");
+    const left = await t.db.pool.query(
+      "SELECT attempts, last_error FROM jobs WHERE payload->>'name' = 'unknown'",
+    );
     assert.deepEqual(left.rows, [{ attempts: 0, last_error: null }]);
     await runner.stop();
     runners.splice(runners.indexOf(runner), 1);

@@ -1,0 +1,112 @@
+// Fixtures of the payment tests: a test area that answers the payouts' beneficiary look-up from a table of
+// the test's own (the beneficiaries area answers it in the service), and helpers over the API.
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import type { Area } from '../../src/platform/area.ts';
+import { type JobRunner, startJobRunner } from '../../src/platform/jobs/runner.ts';
+import type { TestApp } from '../helpers/app.ts';
+import type { ApiClient } from '../helpers/http.ts';
+
+export const PAYOUTS = '/api/v1/payments/payouts';
+export const DEPOSITS = '/api/v1/payments/deposits';
+
+/** Payout destinations from `test_beneficiaries`, created by `createBeneficiaryTable`. */
+export const testBeneficiaries: Area = {
+  name: 'test-beneficiaries',
+  async payoutDestination(db, organisationId, beneficiaryId) {
+    const result = await db.query<{ status: string; currency: string; account: string }>(
+      'SELECT status, currency, account FROM test_beneficiaries WHERE id = $1 AND organisation_id = $2',
+      [beneficiaryId, organisationId],
+    );
+    const row = result.rows[0];
+    return (
+      row && { beneficiaryId, status: row.status, currency: row.currency, accountIdentifier: row.account }
+    );
+  },
+};
+
+export async function createBeneficiaryTable(t: TestApp): Promise<void> {
+  await t.db.pool.query(
+    'CREATE TABLE test_beneficiaries (id text PRIMARY KEY, organisation_id uuid NOT NULL, status text NOT NULL, currency text NOT NULL, account text NOT NULL)',
+  );
+}
+
+let counter = 0;
+/** A beneficiary of the organisation paid in `currency` to `account` (its last digits are the sandbox's magic). */
+export async function beneficiary(
+  t: TestApp,
+  api: ApiClient,
+  account = 'DE89370400440532013000',
+  currency = 'EUR',
+  status = 'active',
+): Promise<string> {
+  const id = `ben_TEST${String(++counter).padStart(22, '0')}`;
+  await t.db.pool.query(
+    'INSERT INTO test_beneficiaries (id, organisation_id, status, currency, account) VALUES ($1, $2, $3, $4, $5)',
+    [id, api.tenant.organisationId, status, currency, account],
+  );
+  return id;
+}
+
+export async function balance(
+  api: ApiClient,
+  currency: string,
+): Promise<{ available: string; held: string }> {
+  const balances = (await api.get('/api/v1/balances')).json() as {
+    currency: string;
+    available: string;
+    held: string;
+  }[];
+  const found = balances.find((entry) => entry.currency === currency);
+  return { available: found?.available ?? 'none', held: found?.held ?? 'none' };
+}
+
+export interface TransactionJson {
+  amount: string;
+  balance_after: string;
+  type: string;
+  resource_type: string | null;
+  resource_id: string | null;
+}
+
+/** The balance transactions of one resource, oldest first. */
+export async function transactionsOf(api: ApiClient, resourceId: string): Promise<TransactionJson[]> {
+  const page = (
+    await api.post('/api/v1/balances/transactions/search', {
+      filters: { resource_id: [resourceId] },
+      sort_direction: 'asc',
+    })
+  ).json() as { items: TransactionJson[] };
+  return page.items.map(({ amount, balance_after, type, resource_type, resource_id }) => ({
+    amount,
+    balance_after,
+    type,
+    resource_type,
+    resource_id,
+  }));
+}
+
+/** The events recorded for a resource, oldest first: code and previous_status. */
+export async function eventsOf(
+  t: TestApp,
+  resourceId: string,
+): Promise<{ code: string; previous: unknown; status: unknown }[]> {
+  const result = await t.db.pool.query<{ event_type_code: string; payload: string }>(
+    'SELECT event_type_code, payload FROM webhook_events WHERE source_object_id = $1 ORDER BY id',
+    [resourceId],
+  );
+  return result.rows.map((row) => {
+    const data = (
+      JSON.parse(row.payload) as { data: { object: { status: unknown }; previous_status: unknown } }
+    ).data;
+    return { code: row.event_type_code, previous: data.previous_status, status: data.object.status };
+  });
+}
+
+export function runJobs(t: TestApp): JobRunner {
+  return startJobRunner(t.deps, pino({ level: 'silent' }), { listen: false, maxIdleMs: 50 });
+}
+
+export function expectStatus(response: { statusCode: number; body: string }, status: number): void {
+  assert.equal(response.statusCode, status, response.body);
+}

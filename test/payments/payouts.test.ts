@@ -1,0 +1,414 @@
+// Payouts (D21, D24) through the real app and the real job runner on real PostgreSQL: every path with its
+// balances, balance transactions and events checked exactly.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ledgerViolations } from '../../src/balances/repository.ts';
+import type { JobRunner } from '../../src/platform/jobs/runner.ts';
+import { errorBody, startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
+import { type ApiClient, apiClient } from '../helpers/http.ts';
+import { until } from '../helpers/wait.ts';
+import { activeSubscription, client } from '../webhooks/fixtures.ts';
+import {
+  balance,
+  beneficiary,
+  createBeneficiaryTable,
+  eventsOf,
+  expectStatus,
+  PAYOUTS,
+  runJobs,
+  testBeneficiaries,
+  transactionsOf,
+} from './fixtures.ts';
+
+interface PayoutJson {
+  id: string;
+  status: string;
+  failure_reason: string | null;
+  amount: string;
+  completed_at: string | null;
+  returned_at: string | null;
+}
+
+const PAYOUT_EVENTS = [
+  'payout.created',
+  'payout.processing',
+  'payout.completed',
+  'payout.failed',
+  'payout.cancelled',
+  'payout.returned',
+];
+
+describe('payouts (D21, D24)', () => {
+  let t: TestApp;
+  let jobs: JobRunner | undefined;
+  before(async () => {
+    t = await startTestApp({ env: { SANDBOX_STEP_DELAY_MS: '0' }, extraAreas: [testBeneficiaries] });
+    await createBeneficiaryTable(t);
+  });
+  after(async () => {
+    await jobs?.stop();
+    await t.close();
+  });
+
+  /** A fresh organisation (opening balances of D24) with a subscription to every payout event. */
+  async function organisation(): Promise<ApiClient> {
+    const tenant = await t.tenant();
+    await activeSubscription(client(t, tenant), { event_type_codes: PAYOUT_EVENTS });
+    return apiClient(t, tenant);
+  }
+  const payoutOf = async (api: ApiClient, id: string) =>
+    (await api.get(`${PAYOUTS}/${id}`)).json() as PayoutJson;
+  const settled = (api: ApiClient, id: string, status: string) =>
+    until(async () => (await payoutOf(api, id)).status === status, 10_000, `payout ${status}`);
+  const startJobs = () => {
+    jobs ??= runJobs(t);
+  };
+
+  it('pays out: pending -> processing -> completed, the amount held then sent to the rail', async () => {
+    const api = await organisation();
+    const ben = await beneficiary(t, api);
+    const created = await api.post(PAYOUTS, {
+      beneficiary_id: ben,
+      currency: 'EUR',
+      amount: '150.00',
+      reference: 'Invoice 42',
+    });
+    expectStatus(created, 201);
+    const payout = created.json() as PayoutJson;
+    assert.match(payout.id, /^pyt_[0-9A-HJKMNP-TV-Z]{26}$/);
+    assert.equal(payout.status, 'pending');
+    assert.deepEqual(await balance(api, 'EUR'), { available: '999850.00', held: '150.00' });
+    startJobs();
+    await settled(api, payout.id, 'completed');
+    assert.deepEqual(await balance(api, 'EUR'), { available: '999850.00', held: '0.00' });
+    assert.deepEqual(await transactionsOf(api, payout.id), [
+      {
+        amount: '-150.00',
+        balance_after: '999850.00',
+        type: 'payout',
+        resource_type: 'payout',
+        resource_id: payout.id,
+      },
+    ]);
+    assert.deepEqual(await eventsOf(t, payout.id), [
+      { code: 'payout.created', previous: null, status: 'pending' },
+      { code: 'payout.processing', previous: 'pending', status: 'processing' },
+      { code: 'payout.completed', previous: 'processing', status: 'completed' },
+    ]);
+    const rail = await t.db.pool.query<{ sum: string }>(
+      `SELECT sum(e.amount)::text AS sum FROM ledger_entries e JOIN ledger_accounts a ON a.id = e.account_id
+       WHERE a.name = 'rail:sandbox' AND e.resource_id = $1`,
+      [payout.id],
+    );
+    assert.equal(rail.rows[0]!.sum, '150.00');
+    const handOffs = await t.db.pool.query('SELECT connector FROM payout_hand_offs WHERE payout_id = $1', [
+      payout.id,
+    ]);
+    assert.deepEqual(handOffs.rows, [{ connector: 'sandbox' }]);
+  });
+
+  for (const [ending, reason] of [
+    ['1111', 'account_closed'],
+    ['2222', 'invalid_account'],
+  ] as const) {
+    it(`fails an account ending in ${ending} with ${reason} and credits the amount back`, async () => {
+      const api = await organisation();
+      const ben = await beneficiary(t, api, `GB33BUKB2020155555${ending}`, 'GBP');
+      const payout = (
+        await api.post(PAYOUTS, { beneficiary_id: ben, currency: 'GBP', amount: '75.25' })
+      ).json() as PayoutJson;
+      startJobs();
+      await settled(api, payout.id, 'failed');
+      const final = await payoutOf(api, payout.id);
+      assert.equal(final.failure_reason, reason);
+      assert.deepEqual(await balance(api, 'GBP'), { available: '1000000.00', held: '0.00' });
+      assert.deepEqual(await transactionsOf(api, payout.id), [
+        {
+          amount: '-75.25',
+          balance_after: '999924.75',
+          type: 'payout',
+          resource_type: 'payout',
+          resource_id: payout.id,
+        },
+        {
+          amount: '75.25',
+          balance_after: '1000000.00',
+          type: 'payout_reversal',
+          resource_type: 'payout',
+          resource_id: payout.id,
+        },
+      ]);
+      assert.deepEqual(await eventsOf(t, payout.id), [
+        { code: 'payout.created', previous: null, status: 'pending' },
+        { code: 'payout.processing', previous: 'pending', status: 'processing' },
+        { code: 'payout.failed', previous: 'processing', status: 'failed' },
+      ]);
+    });
+  }
+
+  it('completes then returns an account ending in 3333: the amount comes back', async () => {
+    const api = await organisation();
+    const ben = await beneficiary(t, api, 'DE00000000000000003333');
+    const payout = (
+      await api.post(PAYOUTS, { beneficiary_id: ben, currency: 'EUR', amount: '20.00' })
+    ).json() as PayoutJson;
+    startJobs();
+    await settled(api, payout.id, 'returned');
+    const final = await payoutOf(api, payout.id);
+    assert.equal(final.failure_reason, 'returned');
+    assert.ok(final.completed_at !== null && final.returned_at !== null);
+    assert.deepEqual(await balance(api, 'EUR'), { available: '1000000.00', held: '0.00' });
+    assert.deepEqual(
+      (await transactionsOf(api, payout.id)).map((entry) => [entry.type, entry.amount]),
+      [
+        ['payout', '-20.00'],
+        ['payout_reversal', '20.00'],
+      ],
+    );
+    assert.deepEqual(
+      (await eventsOf(t, payout.id)).map((event) => event.code),
+      ['payout.created', 'payout.processing', 'payout.completed', 'payout.returned'],
+    );
+  });
+
+  it('holds an account ending in 4444 in processing until a simulation completes or fails it', async () => {
+    const api = await organisation();
+    const ben = await beneficiary(t, api, 'DE00000000000000004444');
+    const first = (
+      await api.post(PAYOUTS, { beneficiary_id: ben, currency: 'EUR', amount: '5.00' })
+    ).json() as PayoutJson;
+    const second = (
+      await api.post(PAYOUTS, { beneficiary_id: ben, currency: 'EUR', amount: '6.00' })
+    ).json() as PayoutJson;
+    startJobs();
+    await settled(api, first.id, 'processing');
+    await settled(api, second.id, 'processing');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal((await payoutOf(api, first.id)).status, 'processing');
+    const completed = await api.post(`/api/v1/sandbox/payouts/${first.id}/complete`);
+    expectStatus(completed, 200);
+    assert.equal(completed.json().status, 'completed');
+    const failed = await api.post(`/api/v1/sandbox/payouts/${second.id}/fail`, {
+      failure_reason: 'rejected_by_bank',
+    });
+    expectStatus(failed, 200);
+    assert.equal(failed.json().failure_reason, 'rejected_by_bank');
+    const again = await api.post(`/api/v1/sandbox/payouts/${first.id}/complete`);
+    expectStatus(again, 400);
+    assert.equal(errorBody(again.body).code, 'INVALID_STATE');
+    const returned = await api.post(`/api/v1/sandbox/payouts/${first.id}/return`);
+    assert.equal(returned.json().status, 'returned');
+    assert.deepEqual(await balance(api, 'EUR'), { available: '1000000.00', held: '0.00' });
+  });
+
+  it('cancels a pending payout (its hand-off is dropped) and refuses to cancel it twice', async () => {
+    await jobs?.stop();
+    jobs = undefined;
+    const api = await organisation();
+    const ben = await beneficiary(t, api);
+    const payout = (
+      await api.post(PAYOUTS, { beneficiary_id: ben, currency: 'EUR', amount: '10.00' })
+    ).json() as PayoutJson;
+    const cancelled = await api.post(`${PAYOUTS}/${payout.id}/cancel`);
+    expectStatus(cancelled, 200);
+    assert.equal(cancelled.json().status, 'cancelled');
+    const jobsLeft = await t.db.pool.query("SELECT 1 FROM jobs WHERE payload->>'payout_id' = $1", [
+      payout.id,
+    ]);
+    assert.equal(jobsLeft.rowCount, 0);
+    assert.deepEqual(await balance(api, 'EUR'), { available: '1000000.00', held: '0.00' });
+    assert.deepEqual(
+      (await eventsOf(t, payout.id)).map((event) => [event.code, event.previous]),
+      [
+        ['payout.created', null],
+        ['payout.cancelled', 'pending'],
+      ],
+    );
+    const twice = await api.post(`${PAYOUTS}/${payout.id}/cancel`);
+    expectStatus(twice, 400);
+    assert.equal(errorBody(twice.body).code, 'INVALID_STATE');
+    assert.match(errorBody(twice.body).error, /cancelled/);
+  });
+
+  it('refuses a payout beyond the balance with 400 INSUFFICIENT_FUNDS and leaves nothing behind', async () => {
+    const api = await organisation();
+    const ben = await beneficiary(t, api);
+    const refused = await api.post(PAYOUTS, {
+      beneficiary_id: ben,
+      currency: 'EUR',
+      amount: '1000000.01',
+      external_id: 'too-much',
+    });
+    expectStatus(refused, 400);
+    assert.equal(errorBody(refused.body).code, 'INSUFFICIENT_FUNDS');
+    const left = await t.db.pool.query('SELECT 1 FROM payouts WHERE organisation_id = $1', [
+      api.tenant.organisationId,
+    ]);
+    assert.equal(left.rowCount, 0);
+    const events = await t.db.pool.query(
+      "SELECT 1 FROM webhook_events WHERE organisation_id = $1 AND source_object_type = 'payout'",
+      [api.tenant.organisationId],
+    );
+    assert.equal(events.rowCount, 0);
+    assert.deepEqual(await balance(api, 'EUR'), { available: '1000000.00', held: '0.00' });
+    // Nothing was kept: the same external_id is free.
+    expectStatus(
+      await api.post(PAYOUTS, {
+        beneficiary_id: ben,
+        currency: 'EUR',
+        amount: '1.00',
+        external_id: 'too-much',
+      }),
+      201,
+    );
+  });
+
+  it('never overdraws one balance under 30 concurrent payouts', async () => {
+    const api = await organisation();
+    expectStatus(await api.post('/api/v1/sandbox/balances/top-up', { currency: 'JPY', amount: '1000' }), 200);
+    const ben = await beneficiary(t, api, 'JP00000000000001234', 'JPY');
+    const responses = await Promise.all(
+      Array.from({ length: 30 }, () =>
+        api.post(PAYOUTS, { beneficiary_id: ben, currency: 'JPY', amount: '100' }),
+      ),
+    );
+    const statuses = responses.map((response) => response.statusCode).sort();
+    assert.deepEqual(statuses, [...Array(10).fill(201), ...Array(20).fill(400)]);
+    assert.deepEqual(await balance(api, 'JPY'), { available: '0', held: '1000' });
+    assert.deepEqual(await ledgerViolations(t.db.pool), []);
+  });
+
+  it('checks the beneficiary and the amount: 422 naming the field, 400 BENEFICIARY_NOT_ACTIVE, 409 external_id', async () => {
+    const api = await organisation();
+    const ben = await beneficiary(t, api);
+    const blocked = await beneficiary(t, api, 'DE89370400440532013000', 'EUR', 'blocked');
+    const cases: [unknown, number, string, string | undefined][] = [
+      [
+        { beneficiary_id: 'ben_unknown', currency: 'EUR', amount: '1.00' },
+        422,
+        'VALIDATION_FAILED',
+        'beneficiary_id',
+      ],
+      [{ beneficiary_id: ben, currency: 'GBP', amount: '1.00' }, 422, 'VALIDATION_FAILED', 'currency'],
+      [{ beneficiary_id: ben, currency: 'EUR', amount: '1.001' }, 422, 'VALIDATION_FAILED', 'amount'],
+      [{ beneficiary_id: ben, currency: 'EUR', amount: '0.00' }, 422, 'VALIDATION_FAILED', 'amount'],
+      [{ beneficiary_id: ben, currency: 'EUR' }, 422, 'VALIDATION_FAILED', 'amount'],
+      [
+        { beneficiary_id: blocked, currency: 'EUR', amount: '1.00' },
+        400,
+        'BENEFICIARY_NOT_ACTIVE',
+        undefined,
+      ],
+    ];
+    for (const [body, status, code, field] of cases) {
+      const response = await api.post(PAYOUTS, body);
+      assert.equal(response.statusCode, status, JSON.stringify(body));
+      const error = errorBody(response.body);
+      assert.equal(error.code, code);
+      assert.equal(error.field, field);
+    }
+    expectStatus(
+      await api.post(PAYOUTS, { beneficiary_id: ben, currency: 'EUR', amount: '1.00', external_id: 'x-1' }),
+      201,
+    );
+    const duplicate = await api.post(PAYOUTS, {
+      beneficiary_id: ben,
+      currency: 'EUR',
+      amount: '1.00',
+      external_id: 'x-1',
+    });
+    expectStatus(duplicate, 409);
+    assert.equal(errorBody(duplicate.body).field, undefined);
+  });
+
+  it('keeps organisations apart: another organisation’s payout is 404, and its beneficiaries unknown', async () => {
+    const mine = await organisation();
+    const theirs = await organisation();
+    const ben = await beneficiary(t, mine);
+    const payout = (
+      await mine.post(PAYOUTS, { beneficiary_id: ben, currency: 'EUR', amount: '1.00' })
+    ).json() as PayoutJson;
+    expectStatus(await theirs.get(`${PAYOUTS}/${payout.id}`), 404);
+    expectStatus(await theirs.post(`${PAYOUTS}/${payout.id}/cancel`), 404);
+    const borrowed = await theirs.post(PAYOUTS, { beneficiary_id: ben, currency: 'EUR', amount: '1.00' });
+    assert.equal(errorBody(borrowed.body).field, 'beneficiary_id');
+    const page = (await theirs.post(`${PAYOUTS}/search`, {})).json() as { total: number };
+    assert.equal(page.total, 0);
+  });
+
+  it('searches payouts by status and beneficiary (D4)', async () => {
+    const api = await organisation();
+    const a = await beneficiary(t, api);
+    const b = await beneficiary(t, api);
+    await api.post(PAYOUTS, { beneficiary_id: a, currency: 'EUR', amount: '1.00' });
+    await api.post(PAYOUTS, { beneficiary_id: b, currency: 'EUR', amount: '2.00' });
+    const byBeneficiary = (
+      await api.post(`${PAYOUTS}/search`, { filters: { beneficiary_id: [b] } })
+    ).json() as {
+      total: number;
+      items: PayoutJson[];
+    };
+    assert.equal(byBeneficiary.total, 1);
+    assert.equal(byBeneficiary.items[0]!.amount, '2.00');
+    const bad = await api.post(`${PAYOUTS}/search`, { filters: { status: ['paid'] } });
+    assert.equal(errorBody(bad.body).field, 'filters.status[0]');
+  });
+});
+
+describe('payouts on the manual rail (D21)', () => {
+  let t: TestApp;
+  let jobs: JobRunner;
+  before(async () => {
+    t = await startTestApp({ env: { PAYMENT_CONNECTOR: 'manual' }, extraAreas: [testBeneficiaries] });
+    await createBeneficiaryTable(t);
+    jobs = runJobs(t);
+  });
+  after(async () => {
+    await jobs.stop();
+    await t.close();
+  });
+  const admin = (method: 'GET' | 'POST', url: string, body?: unknown) =>
+    t.app.inject({
+      method,
+      url,
+      headers: {
+        authorization: `Bearer ${TEST_ADMIN_KEY}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
+    });
+
+  it('waits in processing for the operator, who completes or fails it', async () => {
+    const api = apiClient(t, await t.tenant());
+    const ben = await beneficiary(t, api);
+    const one = (
+      await api.post(PAYOUTS, { beneficiary_id: ben, currency: 'EUR', amount: '30.00' })
+    ).json() as PayoutJson;
+    const two = (
+      await api.post(PAYOUTS, { beneficiary_id: ben, currency: 'EUR', amount: '40.00' })
+    ).json() as PayoutJson;
+    await until(async () => {
+      const waiting = (await admin('GET', '/admin/v1/payouts/waiting')).json() as PayoutJson[];
+      return [one.id, two.id].every((id) => waiting.some((payout) => payout.id === id));
+    });
+    const done = await admin('POST', `/admin/v1/payouts/${one.id}/complete`);
+    expectStatus(done, 200);
+    assert.equal(done.json().status, 'completed');
+    const failed = await admin('POST', `/admin/v1/payouts/${two.id}/fail`, {
+      failure_reason: 'account_closed',
+    });
+    expectStatus(failed, 200);
+    assert.equal(failed.json().failure_reason, 'account_closed');
+    const waiting = (await admin('GET', '/admin/v1/payouts/waiting')).json() as PayoutJson[];
+    assert.ok(!waiting.some((payout) => payout.id === one.id || payout.id === two.id));
+    assert.deepEqual(await balance(api, 'EUR'), { available: '999970.00', held: '0.00' });
+    const rail = await t.db.pool.query<{ sum: string }>(
+      `SELECT sum(e.amount)::text AS sum FROM ledger_entries e JOIN ledger_accounts a ON a.id = e.account_id
+       WHERE a.name = 'rail:manual' AND e.resource_id = $1`,
+      [one.id],
+    );
+    assert.equal(rail.rows[0]!.sum, '30.00');
+    const line = t.logs.lines.find((entry) => entry.includes('"operator_action":"payout.complete"'));
+    assert.ok(line?.includes(one.id), 'the operator action is logged with the payout');
+  });
+});

@@ -7,9 +7,17 @@ import { fxArea } from './fx/module.ts';
 import { paymentsArea } from './payments/module.ts';
 import { buildCatalogue } from './platform/area.ts';
 import type { AppDeps } from './platform/deps.ts';
+import { transfersArea } from './transfers/module.ts';
 import { webhooksArea } from './webhooks/module.ts';
 
-export const AREAS = [webhooksArea, fxArea, corridorsArea, balancesArea, paymentsArea] as const;
+export const AREAS = [
+  webhooksArea,
+  fxArea,
+  corridorsArea,
+  balancesArea,
+  paymentsArea,
+  transfersArea,
+] as const;
 
 export const CATALOGUE = buildCatalogue(AREAS);
 

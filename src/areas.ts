@@ -1,11 +1,12 @@
 // The list of areas: adding an area is one line here (and its folder). Everything that spans areas
 // (routes, operator API and CLI, scopes, event catalogue, sandbox seeding, timers) reads this list;
 // migrations are found in each area's `migrations/` folder by the runner.
+import { banksArea } from './banks/module.ts';
 import { buildCatalogue } from './platform/area.ts';
 import type { AppDeps } from './platform/deps.ts';
 import { webhooksArea } from './webhooks/module.ts';
 
-export const AREAS = [webhooksArea] as const;
+export const AREAS = [webhooksArea, banksArea] as const;
 
 export const CATALOGUE = buildCatalogue(AREAS);
 

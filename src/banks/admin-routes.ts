@@ -1,0 +1,97 @@
+// Operator routes of the bank directory (D17, D23), under /admin/v1 behind ADMIN_API_KEY: the CSV import and
+// the import of India's IFSC directory from the `ifsc` package. Each import is logged with its outcome.
+import { Type } from '@sinclair/typebox';
+import type { App, AppDeps } from '../platform/deps.ts';
+import { AppError } from '../platform/errors.ts';
+import { ErrorBody } from '../webhooks/api-schemas.ts';
+import { IfscImportBody, type IfscImportInput, ImportResult } from './schemas.ts';
+import * as service from './service.ts';
+
+/**
+ * The largest CSV file the import route takes. Razorpay's full IFSC release CSV (about 177,000 branches with
+ * names and addresses) is about 40 MB; the file is held in memory while it is checked, once as text and once
+ * as rows.
+ */
+export const IMPORT_BODY_LIMIT_BYTES = 128 * 1024 * 1024;
+
+const tags = ['operator'];
+const importErrors = { 400: ErrorBody, 413: ErrorBody, 415: ErrorBody, 422: ErrorBody };
+
+export function registerBankAdminRoutes(admin: App, deps: AppDeps): void {
+  // A scope of its own: only this route takes text/csv, and with a body limit of its own.
+  admin.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser(
+      'text/csv',
+      { parseAs: 'string', bodyLimit: IMPORT_BODY_LIMIT_BYTES },
+      (_request, body, done) => done(null, body),
+    );
+    scope.addContentTypeParser('*', (_request, _payload, done) =>
+      done(
+        new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the directory file with Content-Type: text/csv'),
+        undefined,
+      ),
+    );
+    scope.post(
+      '/banks/import',
+      {
+        bodyLimit: IMPORT_BODY_LIMIT_BYTES,
+        preValidation: async (request) => {
+          if (typeof request.body !== 'string') {
+            throw new AppError(
+              'BAD_REQUEST',
+              'The request has no file: send the CSV file as the body with Content-Type: text/csv',
+            );
+          }
+        },
+        schema: {
+          tags,
+          summary: 'Import the bank directory from a CSV file (upsert)',
+          description:
+            'Body: the CSV file (Content-Type: text/csv, UTF-8, at most 128 MiB), columns as the operator guide ' +
+            'lists them. Upserts banks (found again by national code, else BIC) and branches (by code, else BIC) ' +
+            'in one transaction: importing the same file again changes nothing. A bad row refuses the whole file ' +
+            '(422 naming `line[N].column`); nothing is imported then.',
+          consumes: ['text/csv'],
+          body: Type.String({ description: 'The CSV file.' }),
+          response: { 200: ImportResult, ...importErrors },
+        },
+      },
+      async (request) => {
+        const result = await service.importCsv(deps, request.body as string);
+        request.log.info(
+          { actor: 'operator', action: 'banks.import', outcome: result },
+          'bank directory imported',
+        );
+        return result;
+      },
+    );
+  });
+
+  admin.post(
+    '/banks/import/ifsc-package',
+    {
+      preValidation: async (request) => {
+        if (request.body === undefined) request.body = {};
+      },
+      schema: {
+        tags,
+        summary: "Import India's IFSC directory from the bundled ifsc package (Razorpay)",
+        description:
+          'Loads every IFSC the `ifsc` package ships (about 177,000) as branches of their banks, or only those ' +
+          'of `banks`. The package has no branch names, cities, addresses or BICs: those stay null (or as an ' +
+          'earlier import set them). Upsert in one transaction, as the CSV import.',
+        body: IfscImportBody,
+        response: { 200: ImportResult, 422: ErrorBody },
+      },
+    },
+    async (request) => {
+      const result = await service.importIfscPackage(deps, (request.body as IfscImportInput).banks);
+      request.log.info(
+        { actor: 'operator', action: 'banks.import-ifsc-package', outcome: result },
+        'IFSC directory imported',
+      );
+      return result;
+    },
+  );
+}

@@ -1,0 +1,310 @@
+// What an import brings into the directory (D17), before it touches the database: rows (from a CSV file,
+// the IFSC package or the sandbox seed) checked one by one and gathered into banks and their branches. A row
+// that breaks a rule stops the whole import with an error naming its line and column, so nothing is
+// half-imported. The upsert itself is repository.upsertDirectory, in one transaction.
+import { parse } from 'csv-parse/sync';
+import {
+  BANK_CODE_RULES,
+  BANK_CODE_TYPES,
+  type BankCodeType,
+  BRANCH_CODE_RULES,
+  BRANCH_CODE_TYPES,
+  type BranchCodeType,
+  storedCode,
+} from './codes.ts';
+import { isCountryCode, validateBic } from './validation.ts';
+
+/** The columns of a directory CSV file (operator guide: docs/operator/bank-directory.md). */
+export const DIRECTORY_COLUMNS = [
+  'country',
+  'bank_name',
+  'bank_bic',
+  'bank_code_type',
+  'bank_code',
+  'branch_name',
+  'branch_code_type',
+  'branch_code',
+  'branch_bic',
+  'city',
+  'address',
+] as const;
+export type DirectoryColumn = (typeof DIRECTORY_COLUMNS)[number];
+const REQUIRED_COLUMNS: readonly DirectoryColumn[] = ['country', 'bank_name'];
+
+/** One row: every column optional except country and bank_name; an empty cell is the same as no cell. */
+export type DirectoryRow = Partial<Record<DirectoryColumn, string | null>> & {
+  country: string;
+  bank_name: string;
+};
+
+export interface BankRecord {
+  line: number;
+  name: string;
+  country: string;
+  bic: string | null;
+  codeType: BankCodeType | null;
+  code: string | null;
+}
+
+export interface BranchRecord {
+  line: number;
+  /** Index of its bank in Directory.banks. */
+  bank: number;
+  name: string | null;
+  country: string;
+  city: string | null;
+  address: string | null;
+  bic: string | null;
+  codeType: BranchCodeType | null;
+  code: string | null;
+}
+
+export interface Directory {
+  rows: number;
+  banks: BankRecord[];
+  branches: BranchRecord[];
+}
+
+/** A row (or the file) the import refuses: names the line (the header is line 1) and the column. */
+export class DirectoryRowError extends Error {
+  readonly line: number;
+  readonly column: string | undefined;
+  /** What is wrong, without the line and column. */
+  readonly detail: string;
+  constructor(line: number, column: string | undefined, detail: string) {
+    super(`line ${line}${column ? `, ${column}` : ''}: ${detail}`);
+    this.name = 'DirectoryRowError';
+    this.line = line;
+    this.column = column;
+    this.detail = detail;
+  }
+}
+
+const LIMITS: Partial<Record<DirectoryColumn, number>> = {
+  bank_name: 200,
+  branch_name: 200,
+  city: 100,
+  address: 500,
+};
+
+type Fail = (column: DirectoryColumn | undefined, message: string) => never;
+
+/** Gathers rows into banks and branches; `add` throws DirectoryRowError for a row that breaks a rule. */
+export class DirectoryBuilder {
+  readonly banks: BankRecord[] = [];
+  readonly branches: BranchRecord[] = [];
+  rows = 0;
+  private readonly bankByCode = new Map<string, number>();
+  private readonly bankByBic = new Map<string, number>();
+  private readonly branchByCode = new Map<string, number>();
+  private readonly branchByBic = new Map<string, number>();
+
+  add(row: DirectoryRow, line: number): void {
+    this.rows++;
+    const fail: Fail = (column, message) => {
+      throw new DirectoryRowError(line, column, message);
+    };
+    const text = (column: DirectoryColumn): string | null => {
+      const value = row[column]?.trim();
+      if (value === undefined || value === '') return null;
+      if (value.includes('\u0000')) fail(column, 'must not contain NUL characters');
+      const limit = LIMITS[column];
+      if (limit !== undefined && value.length > limit) fail(column, `is longer than ${limit} characters`);
+      return value;
+    };
+
+    const country = text('country') ?? fail('country', 'is required');
+    if (!isCountryCode(country))
+      fail('country', `"${country}" is not an ISO 3166-1 alpha-2 country (upper-case)`);
+    const bankName = text('bank_name') ?? fail('bank_name', 'is required');
+
+    const bank = this.bankOf(line, country, bankName, text, fail);
+    const branchCodeType = text('branch_code_type');
+    const branchCodeText = text('branch_code');
+    const branchBicText = text('branch_bic');
+    const branchName = text('branch_name');
+    const city = text('city');
+    const address = text('address');
+    if (branchCodeText === null && branchBicText === null) {
+      if (branchCodeType !== null) fail('branch_code', 'is required with branch_code_type');
+      if (branchName !== null || city !== null || address !== null) {
+        fail('branch_code', 'a branch needs branch_code (with branch_code_type) or branch_bic');
+      }
+      return;
+    }
+    let codeType: BranchCodeType | null = null;
+    let code: string | null = null;
+    if (branchCodeText !== null || branchCodeType !== null) {
+      if (branchCodeType === null) fail('branch_code_type', 'is required with branch_code');
+      if (branchCodeText === null) fail('branch_code', 'is required with branch_code_type');
+      if (!(BRANCH_CODE_TYPES as readonly string[]).includes(branchCodeType)) {
+        fail('branch_code_type', `must be one of: ${BRANCH_CODE_TYPES.join(', ')}`);
+      }
+      codeType = branchCodeType as BranchCodeType;
+      const rule = BRANCH_CODE_RULES[codeType];
+      code = storedCode(branchCodeText);
+      if (!rule.check(code)) fail('branch_code', `"${branchCodeText}" is not ${rule.describe}`);
+      if (country !== rule.country)
+        fail('branch_code', `a ${codeType} code belongs to ${rule.country}, not ${country}`);
+    }
+    let bic: string | null = null;
+    if (branchBicText !== null) {
+      const check = validateBic(branchBicText);
+      if (!check.valid) fail('branch_bic', `"${branchBicText}" is not a BIC (${check.reason})`);
+      if (check.country !== country)
+        fail('branch_bic', `the BIC's country is ${check.country}, not ${country}`);
+      bic = check.code.length === 8 ? `${check.code}XXX` : check.code;
+    }
+    const codeKey = code === null ? undefined : `${country}|${codeType}|${code}`;
+    const seenCode = codeKey === undefined ? undefined : this.branchByCode.get(codeKey);
+    if (seenCode !== undefined) {
+      fail('branch_code', `the branch ${code} is already on line ${this.branches[seenCode]!.line}`);
+    }
+    const seenBic = bic === null ? undefined : this.branchByBic.get(bic);
+    if (seenBic !== undefined) {
+      fail('branch_bic', `the branch ${bic} is already on line ${this.branches[seenBic]!.line}`);
+    }
+    const index = this.branches.length;
+    this.branches.push({ line, bank, name: branchName, country, city, address, bic, codeType, code });
+    if (codeKey !== undefined) this.branchByCode.set(codeKey, index);
+    if (bic !== null) this.branchByBic.set(bic, index);
+  }
+
+  /** The bank of a row: found again by its national code or its BIC, or new; its fields must agree. */
+  private bankOf(
+    line: number,
+    country: string,
+    name: string,
+    text: (column: DirectoryColumn) => string | null,
+    fail: Fail,
+  ): number {
+    const codeTypeText = text('bank_code_type');
+    const codeText = text('bank_code');
+    const bicText = text('bank_bic');
+    let codeType: BankCodeType | null = null;
+    let code: string | null = null;
+    if (codeTypeText !== null || codeText !== null) {
+      if (codeTypeText === null) fail('bank_code_type', 'is required with bank_code');
+      if (codeText === null) fail('bank_code', 'is required with bank_code_type');
+      if (!(BANK_CODE_TYPES as readonly string[]).includes(codeTypeText)) {
+        fail('bank_code_type', `must be one of: ${BANK_CODE_TYPES.join(', ')}`);
+      }
+      codeType = codeTypeText as BankCodeType;
+      const rule = BANK_CODE_RULES[codeType];
+      code = storedCode(codeText);
+      if (!rule.check(code)) fail('bank_code', `"${codeText}" is not ${rule.describe}`);
+      if (country !== rule.country)
+        fail('bank_code', `a ${codeType} code belongs to ${rule.country}, not ${country}`);
+    }
+    let bic: string | null = null;
+    if (bicText !== null) {
+      const check = validateBic(bicText);
+      if (!check.valid) fail('bank_bic', `"${bicText}" is not a BIC (${check.reason})`);
+      if (check.country !== country)
+        fail('bank_bic', `the BIC's country is ${check.country}, not ${country}`);
+      bic = check.code.slice(0, 8);
+    }
+    if (code === null && bic === null) {
+      fail('bank_code', 'a bank needs bank_code (with bank_code_type) or bank_bic, to be found again');
+    }
+    const codeKey = code === null ? undefined : `${country}|${codeType}|${code}`;
+    const byCode = codeKey === undefined ? undefined : this.bankByCode.get(codeKey);
+    const byBic = bic === null ? undefined : this.bankByBic.get(bic);
+    if (byCode !== undefined && byBic !== undefined && byCode !== byBic) {
+      fail('bank_bic', `${bic} is the BIC of another bank, on line ${this.banks[byBic]!.line}`);
+    }
+    const found = byCode ?? byBic;
+    if (found === undefined) {
+      const index = this.banks.length;
+      this.banks.push({ line, name, country, bic, codeType, code });
+      if (codeKey !== undefined) this.bankByCode.set(codeKey, index);
+      if (bic !== null) this.bankByBic.set(bic, index);
+      return index;
+    }
+    const bank = this.banks[found]!;
+    if (bank.name !== name)
+      fail('bank_name', `"${name}" differs from "${bank.name}" for the same bank on line ${bank.line}`);
+    if (bank.country !== country)
+      fail('country', `differs from ${bank.country} for the same bank on line ${bank.line}`);
+    if (code !== null) {
+      if (bank.code === null) {
+        bank.codeType = codeType;
+        bank.code = code;
+        this.bankByCode.set(codeKey!, found);
+      } else if (bank.code !== code || bank.codeType !== codeType) {
+        fail('bank_code', `the same bank has ${bank.codeType} ${bank.code} on line ${bank.line}`);
+      }
+    }
+    if (bic !== null) {
+      if (bank.bic === null) {
+        bank.bic = bic;
+        this.bankByBic.set(bic, found);
+      } else if (bank.bic !== bic) {
+        fail('bank_bic', `the same bank has BIC ${bank.bic} on line ${bank.line}`);
+      }
+    }
+    return found;
+  }
+
+  build(): Directory {
+    return { rows: this.rows, banks: this.banks, branches: this.branches };
+  }
+}
+
+/** Rows given in code (the sandbox seed, the IFSC package): line n is the n-th row. */
+export function directoryFromRows(rows: Iterable<DirectoryRow>): Directory {
+  const builder = new DirectoryBuilder();
+  let line = 0;
+  for (const row of rows) builder.add(row, ++line);
+  return builder.build();
+}
+
+/**
+ * A directory CSV file: RFC 4180 (quotes, commas and line breaks inside quotes), UTF-8 with or without a
+ * byte-order mark, a header line naming the columns in any order (country and bank_name required, unknown
+ * names refused), blank lines skipped.
+ */
+export function directoryFromCsv(text: string): Directory {
+  let records: { record: string[]; info: { lines: number } }[];
+  try {
+    records = parse(text, {
+      bom: true,
+      info: true,
+      skip_empty_lines: true,
+      relax_column_count: false,
+    }) as unknown as typeof records;
+  } catch (error) {
+    const lines = (error as { lines?: number }).lines;
+    throw new DirectoryRowError(lines ?? 1, undefined, `not valid CSV: ${(error as Error).message}`);
+  }
+  const header = records[0];
+  if (!header) throw new DirectoryRowError(1, undefined, 'the file is empty: it needs a header line');
+  const columns = header.record.map((name) => name.trim());
+  columns.forEach((name, index) => {
+    if (!(DIRECTORY_COLUMNS as readonly string[]).includes(name)) {
+      throw new DirectoryRowError(
+        header.info.lines,
+        undefined,
+        `unknown column "${name}" (column ${index + 1}); the columns are ${DIRECTORY_COLUMNS.join(', ')}`,
+      );
+    }
+    if (columns.indexOf(name) !== index) {
+      throw new DirectoryRowError(header.info.lines, undefined, `column "${name}" is named twice`);
+    }
+  });
+  for (const required of REQUIRED_COLUMNS) {
+    if (!columns.includes(required)) {
+      throw new DirectoryRowError(header.info.lines, undefined, `the header has no "${required}" column`);
+    }
+  }
+  const builder = new DirectoryBuilder();
+  for (let index = 1; index < records.length; index++) {
+    const { record, info } = records[index]!;
+    const row: Record<string, string | null> = {};
+    columns.forEach((name, column) => {
+      row[name] = record[column] ?? null;
+    });
+    builder.add(row as DirectoryRow, info.lines);
+  }
+  return builder.build();
+}

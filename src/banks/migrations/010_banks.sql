@@ -38,6 +38,11 @@ CREATE TABLE bank_branches (
   code text CHECK (code ~ '^[A-Z0-9]{1,16}$'),
   created_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now(),
+  -- What free text searches (name, city or code), lower-cased, the fields parted by a unit separator so
+  -- that no match spans two of them: one trigram index and one LIKE per row, instead of three of each.
+  search_text text NOT NULL GENERATED ALWAYS AS (
+    lower(coalesce(name, '') || chr(31) || coalesce(city, '') || chr(31) || coalesce(code, ''))
+  ) STORED,
   CHECK ((code_type IS NULL) = (code IS NULL)),
   CHECK (bic IS NOT NULL OR code IS NOT NULL)
 );
@@ -48,6 +53,4 @@ CREATE INDEX bank_branches_bank_idx ON bank_branches (bank_id, id);
 CREATE INDEX bank_branches_city_idx ON bank_branches (lower(city));
 CREATE INDEX bank_branches_created_idx ON bank_branches (created_at);
 CREATE INDEX bank_branches_updated_idx ON bank_branches (updated_at);
-CREATE INDEX bank_branches_name_trgm_idx ON bank_branches USING gin (name gin_trgm_ops);
-CREATE INDEX bank_branches_city_trgm_idx ON bank_branches USING gin (city gin_trgm_ops);
-CREATE INDEX bank_branches_code_trgm_idx ON bank_branches USING gin (code gin_trgm_ops);
+CREATE INDEX bank_branches_search_trgm_idx ON bank_branches USING gin (search_text gin_trgm_ops);

@@ -27,8 +27,12 @@ export interface Settings {
   apiEvents: number;
   /** BENCH_API_DURATION: seconds of load per API endpoint. */
   apiDuration: number;
-  /** BENCH_API_CONNECTIONS: autocannon connections per API endpoint. */
+  /** BENCH_API_CONNECTIONS: autocannon connections per API endpoint (api and banks). */
   apiConnections: number;
+  /** BENCH_BANK_BRANCHES: branches of the banks scenario's directory. */
+  bankBranches: number;
+  /** BENCH_BANKS_RATE: requests per second of the banks scenario's paced runs (latency against its targets). */
+  banksRate: number;
   /** BENCH_DATABASE_URL: an external PostgreSQL server (a fresh database per run); unset: embedded. */
   databaseUrl: string | undefined;
   /** BENCH_LOG_LEVEL: LOG_LEVEL of the service processes (their logs go to files). */
@@ -49,6 +53,7 @@ const SIZES = {
   fanoutEvents: { env: 'BENCH_FANOUT_EVENTS', full: 1_000, smoke: 50 },
   apiEvents: { env: 'BENCH_API_EVENTS', full: 1_000_000, smoke: 10_000 },
   apiDuration: { env: 'BENCH_API_DURATION', full: 20, smoke: 3 },
+  bankBranches: { env: 'BENCH_BANK_BRANCHES', full: 200_000, smoke: 2_000 },
 } satisfies Record<string, Size>;
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -72,6 +77,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const fanoutEvents = size(SIZES.fanoutEvents);
   const apiEvents = size(SIZES.apiEvents);
   const apiDuration = size(SIZES.apiDuration);
+  const bankBranches = size(SIZES.bankBranches);
   const workers = (env.BENCH_WORKERS ?? '1,2').split(',').map((part) => {
     const count = Number(part.trim());
     if (!Number.isInteger(count) || count < 1 || count > 16)
@@ -94,6 +100,8 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     apiEvents,
     apiDuration,
     apiConnections: positiveInt(env, 'BENCH_API_CONNECTIONS', 10),
+    bankBranches,
+    banksRate: positiveInt(env, 'BENCH_BANKS_RATE', 200),
     databaseUrl: env.BENCH_DATABASE_URL || undefined,
     logLevel: env.BENCH_LOG_LEVEL || 'info',
     smoke: smokeRequested || belowFull,

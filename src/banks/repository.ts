@@ -265,12 +265,11 @@ export interface DirectoryConflict {
 /** Rows per INSERT of the staging tables (bound as arrays: about 11 parameters per statement). */
 const STAGE_BATCH = 5_000;
 
-function batches<T>(items: readonly T[]): T[][] {
-  const result: T[][] = [];
+/** The items in slices of STAGE_BATCH, each with the index of its first item. */
+function* batches<T>(items: readonly T[]): Generator<[number, T[]]> {
   for (let start = 0; start < items.length; start += STAGE_BATCH) {
-    result.push(items.slice(start, start + STAGE_BATCH));
+    yield [start, items.slice(start, start + STAGE_BATCH)];
   }
-  return result;
 }
 
 /**
@@ -291,8 +290,7 @@ export async function upsertDirectory(
        country text NOT NULL, bic text, code_type text, code text, bank_id text
      ) ON COMMIT DROP`,
   );
-  const banks = directory.banks.map((bank, ord) => ({ ...bank, ord, newId: newIds.bank() }));
-  for (const batch of batches(banks)) {
+  for (const [from, batch] of batches(directory.banks)) {
     await tx.query(
       `INSERT INTO bank_import (ord, line, new_id, name, country, bic, code_type, code, bank_id)
        SELECT u.ord, u.line, u.new_id, u.name, u.country, u.bic, u.code_type, u.code,
@@ -303,9 +301,9 @@ export async function upsertDirectory(
        FROM unnest($1::int[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
          AS u(ord, line, new_id, name, country, bic, code_type, code)`,
       [
-        batch.map((bank) => bank.ord),
+        batch.map((_, index) => from + index),
         batch.map((bank) => bank.line),
-        batch.map((bank) => bank.newId),
+        batch.map(() => newIds.bank()),
         batch.map((bank) => bank.name),
         batch.map((bank) => bank.country),
         batch.map((bank) => bank.bic),
@@ -346,8 +344,7 @@ export async function upsertDirectory(
        branch_id text
      ) ON COMMIT DROP`,
   );
-  const branches = directory.branches.map((branch, ord) => ({ ...branch, ord, newId: newIds.branch() }));
-  for (const batch of batches(branches)) {
+  for (const [from, batch] of batches(directory.branches)) {
     await tx.query(
       `INSERT INTO branch_import
          (ord, line, new_id, bank_id, name, country, city, address, bic, code_type, code, branch_id)
@@ -360,9 +357,9 @@ export async function upsertDirectory(
                    $8::text[], $9::text[], $10::text[], $11::text[])
          AS u(ord, line, new_id, bank_id, name, country, city, address, bic, code_type, code)`,
       [
-        batch.map((branch) => branch.ord),
+        batch.map((_, index) => from + index),
         batch.map((branch) => branch.line),
-        batch.map((branch) => branch.newId),
+        batch.map(() => newIds.branch()),
         batch.map((branch) => bankIds.get(branch.bank)!),
         batch.map((branch) => branch.name),
         batch.map((branch) => branch.country),

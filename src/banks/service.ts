@@ -8,7 +8,7 @@ import { isPublicId, newPublicId } from '../platform/ids.ts';
 import { type Page, toPage, toSearchQuery } from '../platform/search.ts';
 import { toIso } from '../platform/time.ts';
 import { storedCode } from './codes.ts';
-import { type Directory, DirectoryRowError, directoryFromCsv } from './directory.ts';
+import { type Directory, DirectoryRowError, DirectoryTooLargeError, directoryFromCsv } from './directory.ts';
 import { ifscPackageDirectory } from './ifsc-package.ts';
 import * as repo from './repository.ts';
 import type {
@@ -239,15 +239,21 @@ export async function importDirectory(deps: AppDeps, directory: Directory): Prom
   return { rows: directory.rows, banks: outcome.banks, branches: outcome.branches };
 }
 
-/** `payment-service admin import-banks FILE.csv`: the operator's CSV file (docs/operator/bank-directory.md). */
-export async function importCsv(deps: AppDeps, text: string): Promise<ImportResultView> {
+/**
+ * `payment-service admin import-banks FILE.csv`: the operator's CSV file (docs/operator/bank-directory.md), as
+ * text or as the request's body stream, read up to `maxBytes`.
+ */
+export async function importCsv(
+  deps: AppDeps,
+  file: AsyncIterable<Buffer | string> | string,
+  options: { maxBytes?: number } = {},
+): Promise<ImportResultView> {
   let directory: Directory;
   try {
-    directory = directoryFromCsv(text);
+    directory = await directoryFromCsv(file, options);
   } catch (error) {
-    if (error instanceof DirectoryRowError) {
-      throw rowError(error.line, error.column, error.detail);
-    }
+    if (error instanceof DirectoryRowError) throw rowError(error.line, error.column, error.detail);
+    if (error instanceof DirectoryTooLargeError) throw new AppError('PAYLOAD_TOO_LARGE', error.message);
     throw error;
   }
   return importDirectory(deps, directory);

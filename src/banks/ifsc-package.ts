@@ -13,7 +13,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { validationFailed } from '../platform/errors.ts';
-import { type Directory, type DirectoryRow, directoryFromRows } from './directory.ts';
+import type { DirectoryRow } from './directory.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -72,13 +72,13 @@ export function* ifscPackageRows(
   }
 }
 
-/** The package's directory, or only the IFSCs of `bankCodes` (4-letter IFSC bank codes, 422 if unknown). */
-export async function ifscPackageDirectory(bankCodes?: readonly string[]): Promise<Directory> {
+/** The package's rows, or only those of the IFSCs of `bankCodes` (4-letter IFSC bank codes, 422 if unknown). */
+export async function ifscPackageRowsOf(bankCodes?: readonly string[]): Promise<Iterable<DirectoryRow>> {
   const data = await loadIfscPackage();
   bankCodes?.forEach((code, index) => {
     if (!Object.hasOwn(data.ifsc, code)) {
       throw validationFailed(`banks[${index}]`, `The ifsc package lists no IFSC of bank code ${code}`);
     }
   });
-  return directoryFromRows(ifscPackageRows(data, bankCodes ? [...new Set(bankCodes)] : undefined));
+  return ifscPackageRows(data, bankCodes ? [...new Set(bankCodes)] : undefined);
 }

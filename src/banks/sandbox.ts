@@ -6,7 +6,7 @@
 // (IFSC in India, routing numbers in the US, sort codes in the UK, Bankleitzahlen in Germany).
 // Seeded on every sandbox start through the import's upsert, so a second start changes nothing.
 import type { AppDeps } from '../platform/deps.ts';
-import { type DirectoryRow, directoryFromRows } from './directory.ts';
+import { type DirectoryRow, rowsSource } from './directory.ts';
 import { importDirectory } from './service.ts';
 
 type Bank = Pick<DirectoryRow, 'country' | 'bank_name' | 'bank_bic' | 'bank_code_type' | 'bank_code'>;
@@ -209,5 +209,5 @@ export function sandboxDirectoryRows(): DirectoryRow[] {
 
 /** D24: the sandbox directory, upserted on every sandbox start (a second run changes nothing). */
 export async function seedSandboxDirectory(deps: AppDeps): Promise<void> {
-  await importDirectory(deps, directoryFromRows(sandboxDirectoryRows()));
+  await importDirectory(deps, rowsSource(sandboxDirectoryRows()));
 }

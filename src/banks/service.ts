@@ -8,8 +8,16 @@ import { isPublicId, newPublicId } from '../platform/ids.ts';
 import { type Page, toPage, toSearchQuery } from '../platform/search.ts';
 import { toIso } from '../platform/time.ts';
 import { storedCode } from './codes.ts';
-import { type Directory, DirectoryRowError, DirectoryTooLargeError, directoryFromCsv } from './directory.ts';
-import { ifscPackageDirectory } from './ifsc-package.ts';
+import {
+  type BranchRecord,
+  csvSource,
+  DirectoryBuilder,
+  DirectoryRowError,
+  DirectoryTooLargeError,
+  type RowSource,
+  rowsSource,
+} from './directory.ts';
+import { ifscPackageRowsOf } from './ifsc-package.ts';
 import * as repo from './repository.ts';
 import type {
   BankFilters,
@@ -226,44 +234,56 @@ export function rowError(line: number, column: string | undefined, message: stri
   });
 }
 
-/** Upserts a whole directory in one transaction: on any refusal nothing is changed. */
-export async function importDirectory(deps: AppDeps, directory: Directory): Promise<ImportResultView> {
-  const outcome = await withTransaction(deps.pool, async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock($1)', [IMPORT_LOCK_ID]);
-    const result = await repo.upsertDirectory(tx, directory, {
-      bank: () => newPublicId(BANK_ID_PREFIX),
-      branch: () => newPublicId(BRANCH_ID_PREFIX),
+/**
+ * Imports a directory source in one transaction: rows are checked as they are read, their branches staged in
+ * batches, then everything is upserted; on any refusal nothing is changed. One import at a time (an advisory
+ * lock): a second waits.
+ */
+export async function importDirectory(deps: AppDeps, source: RowSource): Promise<ImportResultView> {
+  try {
+    return await withTransaction(deps.pool, async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1)', [IMPORT_LOCK_ID]);
+      await repo.createStaging(tx);
+      const builder = new DirectoryBuilder();
+      const newBranchId = () => newPublicId(BRANCH_ID_PREFIX);
+      let batch: BranchRecord[] = [];
+      await source(async (row, line) => {
+        const branch = builder.add(row, line);
+        if (!branch) return;
+        batch.push(branch);
+        if (batch.length < repo.STAGE_BATCH) return;
+        const full = batch;
+        batch = [];
+        await repo.stageBranches(tx, full, newBranchId);
+      });
+      await repo.stageBranches(tx, batch, newBranchId);
+      const result = await repo.applyStaging(tx, builder.banks, () => newPublicId(BANK_ID_PREFIX));
+      if ('conflict' in result) {
+        const { line, column, message } = result.conflict;
+        throw rowError(line, column, message);
+      }
+      return { rows: builder.rows, banks: result.banks, branches: result.branches };
     });
-    if ('conflict' in result) {
-      const { line, column, message } = result.conflict;
-      throw rowError(line, column, message);
-    }
-    return result;
-  });
-  return { rows: directory.rows, banks: outcome.banks, branches: outcome.branches };
+  } catch (error) {
+    if (error instanceof DirectoryRowError) throw rowError(error.line, error.column, error.detail);
+    if (error instanceof DirectoryTooLargeError) throw new AppError('PAYLOAD_TOO_LARGE', error.message);
+    throw error;
+  }
 }
 
 /**
  * `payment-service admin import-banks FILE.csv`: the operator's CSV file (docs/operator/bank-directory.md), as
  * text or as the request's body stream, read up to `maxBytes`.
  */
-export async function importCsv(
+export function importCsv(
   deps: AppDeps,
   file: AsyncIterable<Buffer | string> | string,
   options: { maxBytes?: number } = {},
 ): Promise<ImportResultView> {
-  let directory: Directory;
-  try {
-    directory = await directoryFromCsv(file, options);
-  } catch (error) {
-    if (error instanceof DirectoryRowError) throw rowError(error.line, error.column, error.detail);
-    if (error instanceof DirectoryTooLargeError) throw new AppError('PAYLOAD_TOO_LARGE', error.message);
-    throw error;
-  }
-  return importDirectory(deps, directory);
+  return importDirectory(deps, csvSource(file, options));
 }
 
 /** India's IFSC directory as the `ifsc` package ships it (see ifsc-package.ts for what it holds). */
 export async function importIfscPackage(deps: AppDeps, banks?: string[]): Promise<ImportResultView> {
-  return importDirectory(deps, await ifscPackageDirectory(banks));
+  return importDirectory(deps, rowsSource(await ifscPackageRowsOf(banks)));
 }

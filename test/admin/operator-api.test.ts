@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SANDBOX_ORGANISATION_ID } from '../../src/admin/service.ts';
+import { CATALOGUE } from '../../src/areas.ts';
 import { errorBody, requestToken, startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
 
 const admin = { authorization: `Bearer ${TEST_ADMIN_KEY}` };
@@ -86,7 +87,7 @@ describe('operator API (D7)', () => {
     const client = response.json();
     assert.equal(client.organisation_id, organisation.id);
     assert.equal(client.realm, 'sandbox');
-    assert.deepEqual(client.scopes, ['webhooks:read', 'webhooks:write'], 'default scopes: all');
+    assert.deepEqual(client.scopes, [...CATALOGUE.scopes], 'default scopes: all');
     assert.equal(typeof client.client_secret, 'string');
     assert.ok(client.client_secret.length >= 40);
 

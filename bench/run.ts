@@ -12,6 +12,7 @@ import { type ResultRecord, textTable, writeResult } from './lib/results.ts';
 import { createContext, type Scenario, type ScenarioResult } from './lib/scenario.ts';
 import { loadSettings, type Settings } from './lib/settings.ts';
 import { api } from './scenarios/api.ts';
+import { banks } from './scenarios/banks.ts';
 import { deliveryLatency } from './scenarios/delivery-latency.ts';
 import { deliveryLimit } from './scenarios/delivery-limit.ts';
 import { deliveryThroughput } from './scenarios/delivery-throughput.ts';
@@ -30,6 +31,7 @@ const SCENARIOS: Scenario[] = [
   api,
   ledgerScenario,
   fxRates,
+  banks,
 ];
 
 const RESULTS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results');
@@ -43,7 +45,7 @@ ${names}
 
 Sizes and knobs (environment): BENCH_SMOKE=1 (tiny sizes), BENCH_EVENTS, BENCH_WORKERS, BENCH_SECONDS,
 BENCH_RATE, BENCH_FANOUT_EVENTS, BENCH_SLOW_RATE, BENCH_SLOW_MS, BENCH_API_EVENTS, BENCH_API_DURATION,
-BENCH_API_CONNECTIONS, BENCH_PER_SUBSCRIPTION, WEBHOOK_CONCURRENCY, BENCH_DATABASE_URL, BENCH_LOG_LEVEL.
+BENCH_API_CONNECTIONS, BENCH_BANK_BRANCHES, BENCH_BANKS_RATE, BENCH_PER_SUBSCRIPTION, WEBHOOK_CONCURRENCY, BENCH_DATABASE_URL, BENCH_LOG_LEVEL.
 See bench/README.md.
 `;
 }

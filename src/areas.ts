@@ -2,6 +2,7 @@
 // (routes, operator API and CLI, scopes, event catalogue, sandbox seeding, timers) reads this list;
 // migrations are found in each area's `migrations/` folder by the runner.
 import { balancesArea } from './balances/module.ts';
+import { banksArea } from './banks/module.ts';
 import { corridorsArea } from './corridors/module.ts';
 import { fxArea } from './fx/module.ts';
 import { paymentsArea } from './payments/module.ts';
@@ -14,6 +15,7 @@ export const AREAS = [
   webhooksArea,
   fxArea,
   corridorsArea,
+  banksArea,
   balancesArea,
   paymentsArea,
   transfersArea,

@@ -27,10 +27,14 @@ export interface Settings {
   apiEvents: number;
   /** BENCH_API_DURATION: seconds of load per API endpoint. */
   apiDuration: number;
-  /** BENCH_API_CONNECTIONS: autocannon connections per API endpoint. */
+  /** BENCH_API_CONNECTIONS: autocannon connections per API endpoint (api and banks). */
   apiConnections: number;
   /** BENCH_FX_HOURS: hourly rate sets of the fx-rates scenario's history. */
   fxHours: number;
+  /** BENCH_BANK_BRANCHES: branches of the banks scenario's directory. */
+  bankBranches: number;
+  /** BENCH_BANKS_RATE: requests per second of the banks scenario's paced runs (latency against its targets). */
+  banksRate: number;
   /** BENCH_DATABASE_URL: an external PostgreSQL server (a fresh database per run); unset: embedded. */
   databaseUrl: string | undefined;
   /** BENCH_LOG_LEVEL: LOG_LEVEL of the service processes (their logs go to files). */
@@ -52,6 +56,7 @@ const SIZES = {
   apiEvents: { env: 'BENCH_API_EVENTS', full: 1_000_000, smoke: 10_000 },
   apiDuration: { env: 'BENCH_API_DURATION', full: 20, smoke: 3 },
   fxHours: { env: 'BENCH_FX_HOURS', full: 8_760, smoke: 48 },
+  bankBranches: { env: 'BENCH_BANK_BRANCHES', full: 200_000, smoke: 2_000 },
 } satisfies Record<string, Size>;
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -76,6 +81,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const apiEvents = size(SIZES.apiEvents);
   const apiDuration = size(SIZES.apiDuration);
   const fxHours = size(SIZES.fxHours);
+  const bankBranches = size(SIZES.bankBranches);
   const workers = (env.BENCH_WORKERS ?? '1,2').split(',').map((part) => {
     const count = Number(part.trim());
     if (!Number.isInteger(count) || count < 1 || count > 16)
@@ -99,6 +105,8 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     apiDuration,
     apiConnections: positiveInt(env, 'BENCH_API_CONNECTIONS', 10),
     fxHours,
+    bankBranches,
+    banksRate: positiveInt(env, 'BENCH_BANKS_RATE', 200),
     databaseUrl: env.BENCH_DATABASE_URL || undefined,
     logLevel: env.BENCH_LOG_LEVEL || 'info',
     smoke: smokeRequested || belowFull,

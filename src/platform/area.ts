@@ -94,6 +94,11 @@ export interface PayoutDestination {
   /** Only an `active` beneficiary is paid (D19). */
   status: string;
   currency: string;
+  country: string;
+  payoutMethod: 'bank_account' | 'mobile_wallet';
+  /** Who is paid: a transfer screens them again at confirm (D20). */
+  name: string;
+  entityType: 'individual' | 'business';
   /** The account identifier the rail needs (IBAN, account number, CLABE, mobile number). */
   accountIdentifier: string;
 }

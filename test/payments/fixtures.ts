@@ -20,7 +20,16 @@ export const testBeneficiaries: Area = {
     );
     const row = result.rows[0];
     return (
-      row && { beneficiaryId, status: row.status, currency: row.currency, accountIdentifier: row.account }
+      row && {
+        beneficiaryId,
+        status: row.status,
+        currency: row.currency,
+        country: 'DE',
+        payoutMethod: 'bank_account' as const,
+        name: 'Test Beneficiary',
+        entityType: 'individual' as const,
+        accountIdentifier: row.account,
+      }
     );
   },
 };

@@ -3,9 +3,10 @@
 // migrations are found in each area's `migrations/` folder by the runner.
 import { buildCatalogue } from './platform/area.ts';
 import type { AppDeps } from './platform/deps.ts';
+import { sanctionsArea } from './sanctions/module.ts';
 import { webhooksArea } from './webhooks/module.ts';
 
-export const AREAS = [webhooksArea] as const;
+export const AREAS = [webhooksArea, sanctionsArea] as const;
 
 export const CATALOGUE = buildCatalogue(AREAS);
 

@@ -38,6 +38,10 @@ export interface Config {
   /** WEBHOOK_CA_FILE: PEM file of extra CAs trusted for deliveries (beside the system store). */
   webhookCaFile: string | undefined;
   shutdownTimeoutMs: number;
+  /** SANCTIONS_MATCH_THRESHOLD (D18): the lowest score of a hit, as a decimal string with 2 decimals. */
+  sanctionsMatchThreshold: string;
+  /** SANCTIONS_IMPORT_MAX_MB: the largest sanctions list import request the operator API accepts. */
+  sanctionsImportMaxBytes: number;
   /** Fastify trustProxy: false, true, a hop count, or addresses/CIDRs of trusted proxies. */
   trustProxy: boolean | number | string[];
 }
@@ -153,6 +157,18 @@ function trustProxy(env: Env): boolean | number | string[] {
   return entries;
 }
 
+/** SANCTIONS_MATCH_THRESHOLD: a score above 0 and at most 1, with at most 2 decimals; `0.9` -> `0.90`. */
+function matchThreshold(env: Env): string {
+  const raw = str(env, 'SANCTIONS_MATCH_THRESHOLD', '0.85');
+  if (!/^(0(\.\d{1,2})?|1(\.0{1,2})?)$/.test(raw) || Number(raw) === 0) {
+    throw new ConfigError(
+      'SANCTIONS_MATCH_THRESHOLD',
+      `must be a decimal above 0 and at most 1 with at most 2 decimals, got "${raw}"`,
+    );
+  }
+  return Number(raw).toFixed(2);
+}
+
 /** Time a worker needs beyond the request timeout to record an outcome under its lease. */
 export const LEASE_MARGIN_MS = 1_000;
 
@@ -243,5 +259,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookCaFile: existingFile(env, 'WEBHOOK_CA_FILE'),
     trustProxy: trustProxy(env),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
+    sanctionsMatchThreshold: matchThreshold(env),
+    sanctionsImportMaxBytes: int(env, 'SANCTIONS_IMPORT_MAX_MB', 64, 1, 1024) * 1024 * 1024,
   });
 }

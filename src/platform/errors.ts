@@ -15,7 +15,16 @@ export type ErrorCode =
   | 'AUTHORIZATION_FAILED'
   | 'RATE_LIMIT_EXCEEDED'
   | 'SERVICE_UNAVAILABLE'
-  | 'INTERNAL_ERROR';
+  | 'INTERNAL_ERROR'
+  // The payment areas (D14).
+  | 'IDEMPOTENCY_KEY_REUSED'
+  | 'IDEMPOTENCY_KEY_IN_USE'
+  | 'INVALID_STATE'
+  | 'QUOTE_EXPIRED'
+  | 'INSUFFICIENT_FUNDS'
+  | 'BENEFICIARY_NOT_ACTIVE'
+  | 'CORRIDOR_UNAVAILABLE'
+  | 'RATE_UNAVAILABLE';
 
 const STATUS_OF: Record<ErrorCode, number> = {
   BAD_REQUEST: 400,
@@ -30,6 +39,14 @@ const STATUS_OF: Record<ErrorCode, number> = {
   RATE_LIMIT_EXCEEDED: 429,
   SERVICE_UNAVAILABLE: 503,
   INTERNAL_ERROR: 500,
+  IDEMPOTENCY_KEY_REUSED: 422,
+  IDEMPOTENCY_KEY_IN_USE: 409,
+  INVALID_STATE: 400,
+  QUOTE_EXPIRED: 400,
+  INSUFFICIENT_FUNDS: 400,
+  BENEFICIARY_NOT_ACTIVE: 400,
+  CORRIDOR_UNAVAILABLE: 400,
+  RATE_UNAVAILABLE: 400,
 };
 
 export interface ErrorBody {
@@ -62,6 +79,8 @@ export const notFound = (message = 'Resource not found'): AppError => new AppErr
 export const conflict = (message: string): AppError => new AppError('CONFLICT', message);
 export const validationFailed = (field: string, message: string): AppError =>
   new AppError('VALIDATION_FAILED', message, { field });
+/** An action the resource's current status does not allow (D14); the message names the status. */
+export const invalidState = (message: string): AppError => new AppError('INVALID_STATE', message);
 export const forbidden = (message = 'The client lacks permission for this operation'): AppError =>
   new AppError('AUTHORIZATION_FAILED', message);
 

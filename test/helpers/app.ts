@@ -8,6 +8,7 @@ import { createClient, createOrganisation, seedSandbox } from '../../src/admin/s
 import { buildApp } from '../../src/app.ts';
 import { createAppDeps } from '../../src/areas.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
+import { type Area, buildCatalogue } from '../../src/platform/area.ts';
 import type { App, AppDeps, Components } from '../../src/platform/deps.ts';
 import { loggerOptions } from '../../src/platform/logging.ts';
 import { Metrics } from '../../src/platform/metrics.ts';
@@ -75,16 +76,22 @@ export async function startTestApp(
     db?: TestDatabase;
     /** Registers extra routes (e.g. a token-protected probe) before the app is made ready. */
     routes?: (app: App) => void;
+    /** Areas added after the service's own (e.g. a test area that records the hooks it is called with). */
+    extraAreas?: readonly Area[];
   } = {},
 ): Promise<TestApp> {
   const db = options.db ?? (await createTestDatabase());
   const config = loadConfig(testEnv({ DATABASE_URL: db.url, ...options.env }));
-  const deps: AppDeps = createAppDeps({
+  const baseDeps: AppDeps = createAppDeps({
     config,
     pool: db.pool,
     secretBox: new SecretBox(config.secretsEncryptionKey!),
     metrics: new Metrics({ processMetrics: false }),
   });
+  const areas = [...baseDeps.areas, ...(options.extraAreas ?? [])];
+  const deps: AppDeps = options.extraAreas
+    ? { ...baseDeps, areas, catalogue: buildCatalogue(areas) }
+    : baseDeps;
   const logs = new LogCapture();
   const logger = pino(loggerOptions(config.logLevel), logs);
   if (config.appEnv === 'sandbox') await seedSandbox(deps);

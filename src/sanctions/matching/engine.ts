@@ -141,6 +141,8 @@ class IntList {
 export interface MatchOptions {
   /** False: score every name (tests compare the blocked search against it). Default true. */
   blocking?: boolean;
+  /** Filled with how many names were scored in full (benchmarks and tests of the blocking). */
+  stats?: { scored: number };
 }
 
 export class MatchIndex {
@@ -301,6 +303,7 @@ export class MatchIndex {
       options.blocking === false
         ? Array.from({ length: this.nameCount }, (_, index) => index)
         : this.candidates(tokens, threshold);
+    if (options.stats) options.stats.scored = names.length;
     const best = new Map<number, { score: number; nameId: number }>();
     for (const nameId of names) {
       const entryIndex = this.nameEntry[nameId]!;

@@ -29,6 +29,12 @@ export interface Settings {
   apiDuration: number;
   /** BENCH_API_CONNECTIONS: autocannon connections per API endpoint. */
   apiConnections: number;
+  /** BENCH_SCREENING_ENTRIES: entries of the generated OFAC list of the screening scenario. */
+  screeningEntries: number;
+  /** BENCH_SCREENING_ALIASES: aliases (alt.csv rows) of that list. */
+  screeningAliases: number;
+  /** BENCH_SCREENINGS: screenings measured, one at a time, after a warm-up. */
+  screenings: number;
   /** BENCH_DATABASE_URL: an external PostgreSQL server (a fresh database per run); unset: embedded. */
   databaseUrl: string | undefined;
   /** BENCH_LOG_LEVEL: LOG_LEVEL of the service processes (their logs go to files). */
@@ -49,6 +55,9 @@ const SIZES = {
   fanoutEvents: { env: 'BENCH_FANOUT_EVENTS', full: 1_000, smoke: 50 },
   apiEvents: { env: 'BENCH_API_EVENTS', full: 1_000_000, smoke: 10_000 },
   apiDuration: { env: 'BENCH_API_DURATION', full: 20, smoke: 3 },
+  screeningEntries: { env: 'BENCH_SCREENING_ENTRIES', full: 20_000, smoke: 1_000 },
+  screeningAliases: { env: 'BENCH_SCREENING_ALIASES', full: 60_000, smoke: 3_000 },
+  screenings: { env: 'BENCH_SCREENINGS', full: 2_000, smoke: 100 },
 } satisfies Record<string, Size>;
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -72,6 +81,9 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const fanoutEvents = size(SIZES.fanoutEvents);
   const apiEvents = size(SIZES.apiEvents);
   const apiDuration = size(SIZES.apiDuration);
+  const screeningEntries = size(SIZES.screeningEntries);
+  const screeningAliases = size(SIZES.screeningAliases);
+  const screenings = size(SIZES.screenings);
   const workers = (env.BENCH_WORKERS ?? '1,2').split(',').map((part) => {
     const count = Number(part.trim());
     if (!Number.isInteger(count) || count < 1 || count > 16)
@@ -94,6 +106,9 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     apiEvents,
     apiDuration,
     apiConnections: positiveInt(env, 'BENCH_API_CONNECTIONS', 10),
+    screeningEntries,
+    screeningAliases,
+    screenings,
     databaseUrl: env.BENCH_DATABASE_URL || undefined,
     logLevel: env.BENCH_LOG_LEVEL || 'info',
     smoke: smokeRequested || belowFull,

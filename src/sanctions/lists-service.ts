@@ -76,6 +76,8 @@ export async function importList(
     throw validationFailed('code', `The list code ${SANDBOX_LIST} is reserved for the sandbox list`);
   }
   const entries = parseImport(input);
+  // The file texts (megabytes, held by the request body until the answer) are not needed any more.
+  for (const name of Object.keys(input.files)) delete input.files[name as keyof ImportListInput['files']];
   const row = await withTransaction(deps.pool, async (tx) => {
     const list = await repo.upsertListVersion(tx, {
       code,

@@ -37,36 +37,46 @@ export async function listLists(db: Queryable): Promise<ListRow[]> {
 export interface LoadedList {
   code: string;
   version: number;
-  entries: ListEntry[];
+  /** The entries, each tagged with the list's code. */
+  entries: (ListEntry & { list: string })[];
 }
 
 /**
- * Every list with its entries, in one statement (one snapshot: the versions belong to the entries read),
- * the entries of a list aggregated to one JSON text, which parses faster than 20,000 rows of arrays.
+ * Every list with its entries, in one statement (one snapshot: the versions belong to the entries read).
+ * Each entry comes as one small JSON text, which parses faster than PostgreSQL arrays and, unlike one JSON
+ * text per list, never needs a buffer of the whole list at once.
  */
 export async function loadLists(db: Queryable): Promise<LoadedList[]> {
-  const result = await db.query<{ code: string; version: number; entries: string | null }>(
-    `SELECT l.code, l.version,
-            (SELECT json_agg(json_build_array(e.entry_id, e.entity_type, e.name, e.aliases, e.programs,
-                                              e.countries, e.birth_dates) ORDER BY e.entry_id)
-             FROM sanctions_entries e WHERE e.list_code = l.code)::text AS entries
-     FROM sanctions_lists l ORDER BY l.code`,
-  );
-  return result.rows.map((row) => ({
-    code: row.code,
-    version: row.version,
-    entries: (
-      JSON.parse(row.entries ?? '[]') as [string, string, string, string[], string[], string[], string[]][]
-    ).map(([entryId, entityType, name, aliases, programs, countries, birthDates]) => ({
-      entryId,
-      entityType: entityType as ListEntry['entityType'],
-      name,
-      aliases,
-      programs,
-      countries,
-      birthDates,
-    })),
-  }));
+  const result = await db.query<{ code: string; version: number; entry: string | null }>({
+    text: `SELECT l.code, l.version,
+                  CASE WHEN e.entry_id IS NULL THEN NULL ELSE
+                    json_build_array(e.entry_id, e.entity_type, e.name, e.aliases, e.programs, e.countries,
+                                     e.birth_dates)::text END AS entry
+           FROM sanctions_lists l LEFT JOIN sanctions_entries e ON e.list_code = l.code
+           ORDER BY l.code, e.entry_id`,
+    rowMode: 'array',
+  } as never);
+  const lists: LoadedList[] = [];
+  for (const row of result.rows as unknown as [string, number, string | null][]) {
+    const [code, version, entry] = row;
+    let list = lists.at(-1);
+    if (list?.code !== code) {
+      list = { code, version, entries: [] };
+      lists.push(list);
+    }
+    if (entry === null) continue;
+    const [entryId, entityType, name, aliases, programs, countries, birthDates] = JSON.parse(entry) as [
+      string,
+      ListEntry['entityType'],
+      string,
+      string[],
+      string[],
+      string[],
+      string[],
+    ];
+    list.entries.push({ list: code, entryId, entityType, name, aliases, programs, countries, birthDates });
+  }
+  return lists;
 }
 
 /**
@@ -117,6 +127,9 @@ export async function deleteEntries(db: Queryable, code: string): Promise<void> 
   await db.query('DELETE FROM sanctions_entries WHERE list_code = $1', [code]);
 }
 
+/** The JSON keys of ListEntry, which jsonb_to_recordset reads as the columns of the same names. */
+const ENTRY_COLUMNS = ['entryId', 'entityType', 'name', 'aliases', 'programs', 'countries', 'birthDates'];
+
 /** Rows per INSERT: a few megabytes of JSON per statement. */
 const INSERT_BATCH = 5_000;
 
@@ -126,22 +139,14 @@ export async function insertEntries(
   entries: readonly ListEntry[],
 ): Promise<void> {
   for (let start = 0; start < entries.length; start += INSERT_BATCH) {
-    const batch = entries.slice(start, start + INSERT_BATCH).map((entry) => ({
-      entry_id: entry.entryId,
-      entity_type: entry.entityType,
-      name: entry.name,
-      aliases: entry.aliases,
-      programs: entry.programs,
-      countries: entry.countries,
-      birth_dates: entry.birthDates,
-    }));
+    const batch = entries.slice(start, start + INSERT_BATCH);
     await db.query(
       `INSERT INTO sanctions_entries
          (list_code, entry_id, entity_type, name, aliases, programs, countries, birth_dates)
-       SELECT $1, x.entry_id, x.entity_type, x.name, x.aliases, x.programs, x.countries, x.birth_dates
-       FROM jsonb_to_recordset($2::jsonb) AS x(entry_id text, entity_type text, name text, aliases text[],
-                                              programs text[], countries text[], birth_dates text[])`,
-      [code, JSON.stringify(batch)],
+       SELECT $1, x."entryId", x."entityType", x.name, x.aliases, x.programs, x.countries, x."birthDates"
+       FROM jsonb_to_recordset($2::jsonb) AS x("entryId" text, "entityType" text, name text, aliases text[],
+                                              programs text[], countries text[], "birthDates" text[])`,
+      [code, JSON.stringify(batch, ENTRY_COLUMNS)],
     );
   }
 }

@@ -146,6 +146,13 @@ describe('OFAC SDN CSV', () => {
       12,
       /expected 12 fields, found 2/,
     );
+    // Empty lines are skipped but counted.
+    refused(
+      () => parseOfacSdn({ ...files, 'sdn.csv': `${sdn}\r\n\r\n1011,"BROKEN"\r\n` }),
+      'sdn.csv',
+      14,
+      /expected 12 fields, found 2/,
+    );
   });
 });
 

@@ -22,25 +22,27 @@ function value(field: string | undefined): string {
   return trimmed === '-0-' ? '' : trimmed;
 }
 
-function records(file: keyof typeof FIELD_COUNTS, text: string) {
+/** Visits the records of one OFAC file, checking the field count and the ids every record has. */
+function eachRecord(
+  file: keyof typeof FIELD_COUNTS,
+  text: string,
+  visit: (id: string, fields: string[], line: number) => void,
+): void {
   const expected = FIELD_COUNTS[file];
-  return readCsv(file, text).map((record) => {
-    if (record.fields.length !== expected) {
-      throw new ListFormatError(
-        file,
-        record.line,
-        `expected ${expected} fields, found ${record.fields.length}`,
-      );
+  readCsv(file, text, (raw, line) => {
+    if (raw.length !== expected) {
+      throw new ListFormatError(file, line, `expected ${expected} fields, found ${raw.length}`);
     }
-    const id = value(record.fields[0]);
+    const fields = raw.map(value);
+    const id = fields[0]!;
     if (!/^[1-9]\d{0,9}$/.test(id)) {
-      throw new ListFormatError(file, record.line, `ent_num must be a positive whole number, got "${id}"`);
+      throw new ListFormatError(file, line, `ent_num must be a positive whole number, got "${id}"`);
     }
-    if (file !== 'sdn.csv' && !/^[1-9]\d{0,9}$/.test(value(record.fields[1]))) {
+    if (file !== 'sdn.csv' && !/^[1-9]\d{0,9}$/.test(fields[1]!)) {
       const column = file === 'alt.csv' ? 'alt_num' : 'add_num';
-      throw new ListFormatError(file, record.line, `${column} must be a positive whole number`);
+      throw new ListFormatError(file, line, `${column} must be a positive whole number`);
     }
-    return { id, fields: record.fields.map(value), line: record.line };
+    visit(id, fields, line);
   });
 }
 
@@ -68,25 +70,21 @@ function remarks(text: string, label: RegExp): string[] {
 }
 
 export function parseOfacSdn(files: OfacFiles): ListEntry[] {
-  const sdn = records('sdn.csv', files['sdn.csv']);
-  if (sdn.length === 0) throw new ListFormatError('sdn.csv', undefined, 'holds no entries');
   const entries = new Map<string, ListEntry & { countrySet: string[] }>();
-  for (const record of sdn) {
-    if (entries.has(record.id)) {
-      throw new ListFormatError('sdn.csv', record.line, `ent_num ${record.id} appears twice`);
-    }
-    const [, name = '', type = '', program = '', , , , , , , , remark = ''] = record.fields;
-    if (name === '') throw new ListFormatError('sdn.csv', record.line, 'SDN_Name is empty');
+  eachRecord('sdn.csv', files['sdn.csv'], (id, fields, line) => {
+    if (entries.has(id)) throw new ListFormatError('sdn.csv', line, `ent_num ${id} appears twice`);
+    const [, name = '', type = '', program = '', , , , , , , , remark = ''] = fields;
+    if (name === '') throw new ListFormatError('sdn.csv', line, 'SDN_Name is empty');
     const entityType = SDN_TYPES[type.toLowerCase()];
     if (entityType === undefined) {
       throw new ListFormatError(
         'sdn.csv',
-        record.line,
+        line,
         `SDN_Type must be individual, vessel, aircraft or -0-, got "${type}"`,
       );
     }
-    entries.set(record.id, {
-      entryId: record.id,
+    entries.set(id, {
+      entryId: id,
       entityType,
       name,
       aliases: [],
@@ -97,17 +95,18 @@ export function parseOfacSdn(files: OfacFiles): ListEntry[] {
         remarks(remark, /^DOB\s+(.+)$/i).flatMap((text) => ofacBirthInterval(text) ?? []),
       ),
     });
-  }
+  });
+  if (entries.size === 0) throw new ListFormatError('sdn.csv', undefined, 'holds no entries');
   // Addresses and aliases of an ent_num that sdn.csv does not hold are left out: they describe no entry.
-  for (const record of records('alt.csv', files['alt.csv'])) {
-    const aliasName = record.fields[3] ?? '';
-    if (aliasName === '') throw new ListFormatError('alt.csv', record.line, 'alt_name is empty');
-    entries.get(record.id)?.aliases.push(aliasName);
-  }
-  for (const record of records('add.csv', files['add.csv'])) {
-    const country = record.fields[4] ?? '';
-    if (country !== '') entries.get(record.id)?.countrySet.push(country);
-  }
+  eachRecord('alt.csv', files['alt.csv'], (id, fields, line) => {
+    const aliasName = fields[3] ?? '';
+    if (aliasName === '') throw new ListFormatError('alt.csv', line, 'alt_name is empty');
+    entries.get(id)?.aliases.push(aliasName);
+  });
+  eachRecord('add.csv', files['add.csv'], (id, fields) => {
+    const country = fields[4] ?? '';
+    if (country !== '') entries.get(id)?.countrySet.push(country);
+  });
   return [...entries.values()].map(({ countrySet, ...entry }) => ({
     ...entry,
     aliases: distinctAliases(entry.name, entry.aliases),

@@ -30,52 +30,56 @@ const split = (cell: string | undefined): string[] => uniqueValues((cell ?? '').
 
 export function parseOpenSanctions(text: string): ListEntry[] {
   const file = OPENSANCTIONS_FILE;
-  const [header, ...rows] = readCsv(file, text);
-  if (!header) throw new ListFormatError(file, undefined, 'is empty: expected a header row and entries');
-  const columns = new Map(header.fields.map((column, index) => [column.trim().toLowerCase(), index]));
-  for (const column of REQUIRED) {
-    if (!columns.has(column)) {
-      throw new ListFormatError(file, header.line, `the header has no "${column}" column`);
-    }
-  }
+  let header: string[] | undefined;
+  let columns = new Map<string, number>();
   const cell = (fields: string[], column: string): string | undefined => {
     const index = columns.get(column);
     return index === undefined ? undefined : fields[index];
   };
   const entries: ListEntry[] = [];
   const seen = new Set<string>();
-  for (const row of rows) {
-    if (row.fields.length !== header.fields.length) {
+  readCsv(file, text, (fields, line) => {
+    if (header === undefined) {
+      header = fields;
+      columns = new Map(fields.map((column, index) => [column.trim().toLowerCase(), index]));
+      for (const column of REQUIRED) {
+        if (!columns.has(column))
+          throw new ListFormatError(file, line, `the header has no "${column}" column`);
+      }
+      return;
+    }
+    if (fields.length !== header.length) {
       throw new ListFormatError(
         file,
-        row.line,
-        `expected ${header.fields.length} fields as in the header, found ${row.fields.length}`,
+        line,
+        `expected ${header.length} fields as in the header, found ${fields.length}`,
       );
     }
-    const id = (cell(row.fields, 'id') ?? '').trim();
-    const schema = (cell(row.fields, 'schema') ?? '').trim();
-    const name = (cell(row.fields, 'name') ?? '').trim();
-    if (id === '') throw new ListFormatError(file, row.line, 'id is empty');
-    if (seen.has(id)) throw new ListFormatError(file, row.line, `id ${id} appears twice`);
+    const id = (cell(fields, 'id') ?? '').trim();
+    const schema = (cell(fields, 'schema') ?? '').trim();
+    const name = (cell(fields, 'name') ?? '').trim();
+    if (id === '') throw new ListFormatError(file, line, 'id is empty');
+    if (seen.has(id)) throw new ListFormatError(file, line, `id ${id} appears twice`);
     seen.add(id);
-    if (schema === '') throw new ListFormatError(file, row.line, 'schema is empty');
+    if (schema === '') throw new ListFormatError(file, line, 'schema is empty');
     const entityType = SCHEMA_TYPES[schema];
-    if (entityType === undefined) continue;
-    if (name === '') throw new ListFormatError(file, row.line, 'name is empty');
-    const programIds = split(cell(row.fields, 'program_ids'));
+    if (entityType === undefined) return;
+    if (name === '') throw new ListFormatError(file, line, 'name is empty');
+    const programIds = split(cell(fields, 'program_ids'));
     entries.push({
       entryId: id,
       entityType,
       name,
-      aliases: distinctAliases(name, split(cell(row.fields, 'aliases'))),
-      programs: programIds.length > 0 ? programIds : split(cell(row.fields, 'sanctions')),
-      countries: uniqueValues(
-        split(cell(row.fields, 'countries')).flatMap((code) => countryCode(code) ?? []),
-      ),
+      aliases: distinctAliases(name, split(cell(fields, 'aliases'))),
+      programs: programIds.length > 0 ? programIds : split(cell(fields, 'sanctions')),
+      countries: uniqueValues(split(cell(fields, 'countries')).flatMap((code) => countryCode(code) ?? [])),
       birthDates: uniqueValues(
-        split(cell(row.fields, 'birth_date')).flatMap((date) => isoBirthInterval(date) ?? []),
+        split(cell(fields, 'birth_date')).flatMap((date) => isoBirthInterval(date) ?? []),
       ),
     });
+  });
+  if (header === undefined) {
+    throw new ListFormatError(file, undefined, 'is empty: expected a header row and entries');
   }
   if (entries.length === 0) throw new ListFormatError(file, undefined, 'holds no entries to screen against');
   return entries;

@@ -130,11 +130,39 @@ function trigrams(token: string): string[] {
   return [...found];
 }
 
-/** Growable int list that becomes an Int32Array. */
-class IntList {
-  values: number[] = [];
+/** A growable array of 32-bit integers (off the JavaScript heap, 4 bytes each). */
+class IntBuffer {
+  private data = new Int32Array(1024);
+  length = 0;
   push(value: number): void {
-    if (this.values[this.values.length - 1] !== value) this.values.push(value);
+    if (this.length === this.data.length) {
+      const grown = new Int32Array(this.data.length * 2);
+      grown.set(this.data);
+      this.data = grown;
+    }
+    this.data[this.length++] = value;
+  }
+  at(index: number): number {
+    return this.data[index]!;
+  }
+}
+
+/**
+ * Lists of integers packed into two typed arrays (compressed sparse rows): list `k` is
+ * `values[offsets[k] .. offsets[k + 1])`. Two allocations instead of one small array per list keeps the
+ * index compact: tens of thousands of tiny typed arrays cost far more memory than their contents.
+ */
+class PackedLists {
+  readonly offsets: Int32Array;
+  readonly values: Int32Array;
+  /** `keys[i]` and `items[i]` are one pair; items keep their order within a key. */
+  constructor(count: number, keys: IntBuffer, items: IntBuffer) {
+    this.offsets = new Int32Array(count + 1);
+    for (let i = 0; i < keys.length; i++) this.offsets[keys.at(i) + 1]!++;
+    for (let k = 0; k < count; k++) this.offsets[k + 1]! += this.offsets[k]!;
+    this.values = new Int32Array(keys.length);
+    const fill = this.offsets.slice(0, count);
+    for (let i = 0; i < keys.length; i++) this.values[fill[keys.at(i)]!++] = items.at(i);
   }
 }
 
@@ -150,11 +178,15 @@ export class MatchIndex {
   readonly nameCount: number;
   private readonly nameEntry: Int32Array;
   private readonly nameRaw: string[] = [];
-  private readonly nameTokens: string[][] = [];
+  /** Each name's tokens, as vocabulary ids. */
+  private readonly nameTokens: PackedLists;
   private readonly vocabulary = new Map<string, number>();
   private readonly vocabularyTokens: string[] = [];
-  private readonly postings: Int32Array[];
-  private readonly trigramPostings = new Map<string, Int32Array>();
+  /** Vocabulary id -> the names holding the token (each name once). */
+  private readonly postings: PackedLists;
+  private readonly trigramIds = new Map<string, number>();
+  /** Trigram id -> the vocabulary tokens holding it. */
+  private readonly trigramPostings: PackedLists;
   private readonly byKey = new Map<string, IndexedEntry>();
   // Scratch space of one search (matching is synchronous, so one search runs at a time per index).
   private readonly gain: Float64Array;
@@ -166,8 +198,11 @@ export class MatchIndex {
 
   constructor(entries: readonly IndexedEntry[]) {
     this.entries = entries;
-    const nameEntry: number[] = [];
-    const postings: IntList[] = [];
+    const nameEntry = new IntBuffer();
+    const nameOfToken = new IntBuffer();
+    const tokenOfName = new IntBuffer();
+    const postingTokens = new IntBuffer();
+    const postingNames = new IntBuffer();
     entries.forEach((entry, entryIndex) => {
       this.byKey.set(`${entry.list}\u0000${entry.entryId}`, entry);
       const organisation = entry.entityType !== 'individual';
@@ -180,23 +215,36 @@ export class MatchIndex {
         const nameId = nameEntry.length;
         nameEntry.push(entryIndex);
         this.nameRaw.push(raw);
-        this.nameTokens.push(tokens.map((token) => this.intern(token, postings)));
-        for (const token of tokens) postings[this.vocabulary.get(token)!]!.push(nameId);
+        const ids = tokens.map((token) => this.intern(token));
+        for (const id of ids) {
+          nameOfToken.push(nameId);
+          tokenOfName.push(id);
+        }
+        for (const id of new Set(ids)) {
+          postingTokens.push(id);
+          postingNames.push(nameId);
+        }
       }
     });
     this.nameCount = nameEntry.length;
-    this.nameEntry = Int32Array.from(nameEntry);
-    this.postings = postings.map((list) => Int32Array.from(list.values));
-    const byTrigram = new Map<string, number[]>();
+    this.nameEntry = Int32Array.from({ length: nameEntry.length }, (_, index) => nameEntry.at(index));
+    this.nameTokens = new PackedLists(this.nameCount, nameOfToken, tokenOfName);
+    this.postings = new PackedLists(this.vocabularyTokens.length, postingTokens, postingNames);
+    const trigramKeys = new IntBuffer();
+    const trigramTokens = new IntBuffer();
     this.vocabularyTokens.forEach((token, id) => {
       if (token.length < 2) return;
       for (const trigram of trigrams(token)) {
-        const list = byTrigram.get(trigram);
-        if (list) list.push(id);
-        else byTrigram.set(trigram, [id]);
+        let trigramId = this.trigramIds.get(trigram);
+        if (trigramId === undefined) {
+          trigramId = this.trigramIds.size;
+          this.trigramIds.set(trigram, trigramId);
+        }
+        trigramKeys.push(trigramId);
+        trigramTokens.push(id);
       }
     });
-    for (const [trigram, ids] of byTrigram) this.trigramPostings.set(trigram, Int32Array.from(ids));
+    this.trigramPostings = new PackedLists(this.trigramIds.size, trigramKeys, trigramTokens);
     this.gain = new Float64Array(this.nameCount);
     this.nameMark = new Int32Array(this.nameCount);
     this.tokenMark = new Int32Array(this.nameCount);
@@ -204,14 +252,24 @@ export class MatchIndex {
     this.vocabularyMark = new Int32Array(this.vocabularyTokens.length);
   }
 
-  /** One shared string per distinct token. */
-  private intern(token: string, postings: IntList[]): string {
-    const id = this.vocabulary.get(token);
-    if (id !== undefined) return this.vocabularyTokens[id]!;
-    this.vocabulary.set(token, this.vocabularyTokens.length);
-    this.vocabularyTokens.push(token);
-    postings.push(new IntList());
-    return token;
+  /** The vocabulary id of a token, added on first sight. */
+  private intern(token: string): number {
+    let id = this.vocabulary.get(token);
+    if (id === undefined) {
+      id = this.vocabularyTokens.length;
+      this.vocabulary.set(token, id);
+      this.vocabularyTokens.push(token);
+    }
+    return id;
+  }
+
+  /** The tokens of a name, as strings. */
+  private tokensOf(nameId: number): string[] {
+    const { offsets, values } = this.nameTokens;
+    const tokens: string[] = [];
+    for (let k = offsets[nameId]!; k < offsets[nameId + 1]!; k++)
+      tokens.push(this.vocabularyTokens[values[k]!]!);
+    return tokens;
   }
 
   entry(list: string, entryId: string): IndexedEntry | undefined {
@@ -240,10 +298,12 @@ export class MatchIndex {
     const needed = Math.max(1, Math.ceil(TRIGRAM_SHARE * grams.length));
     const mark = this.nextGeneration();
     const touched: number[] = [];
+    const { offsets, values } = this.trigramPostings;
     for (const gram of grams) {
-      const ids = this.trigramPostings.get(gram);
-      if (!ids) continue;
-      for (const id of ids) {
+      const trigramId = this.trigramIds.get(gram);
+      if (trigramId === undefined) continue;
+      for (let k = offsets[trigramId]!; k < offsets[trigramId + 1]!; k++) {
+        const id = values[k]!;
         if (this.vocabularyMark[id] !== mark) {
           this.vocabularyMark[id] = mark;
           this.sharedTrigrams[id] = 0;
@@ -277,9 +337,11 @@ export class MatchIndex {
       if (token.length === 1) continue;
       const similar = this.similarTokens(token);
       const pass = this.nextGeneration();
+      const { offsets, values } = this.postings;
       for (const [id, score] of similar) {
         const gain = score * token.length;
-        for (const nameId of this.postings[id]!) {
+        for (let k = offsets[id]!; k < offsets[id + 1]!; k++) {
+          const nameId = values[k]!;
           if (this.nameMark[nameId] !== search) {
             this.nameMark[nameId] = search;
             this.gain[nameId] = 0;
@@ -308,7 +370,7 @@ export class MatchIndex {
     for (const nameId of names) {
       const entryIndex = this.nameEntry[nameId]!;
       if (!comparable(query.entityType, this.entries[entryIndex]!.entityType)) continue;
-      const score = nameScore(tokens, this.nameTokens[nameId]!);
+      const score = nameScore(tokens, this.tokensOf(nameId));
       const current = best.get(entryIndex);
       if (current === undefined || score > current.score) best.set(entryIndex, { score, nameId });
     }

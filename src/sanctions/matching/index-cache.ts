@@ -28,9 +28,7 @@ const versionOf = (lists: readonly { code: string; version: number }[]): string 
 
 async function build(db: Queryable): Promise<VersionedIndex> {
   const lists = await repo.loadLists(db);
-  const entries: IndexedEntry[] = lists.flatMap((list) =>
-    list.entries.map((entry) => ({ ...entry, list: list.code })),
-  );
+  const entries: IndexedEntry[] = lists.flatMap((list) => list.entries);
   return { index: new MatchIndex(entries), version: versionOf(lists) };
 }
 
@@ -59,6 +57,9 @@ export async function currentIndex(
     }
   }
   const own = cache;
+  // The old index is of no use once the lists have changed: let it go before the new one is built, so
+  // that a process never holds two.
+  own.current = undefined;
   const started = performance.now();
   const promise = build(db).then((built) => {
     onBuilt?.((performance.now() - started) / 1000);

@@ -35,6 +35,7 @@ export const DOB_PENALTY = 0.15;
 export const COUNTRY_PENALTY = 0.1;
 export const MAX_HITS = 10;
 export const TRIGRAM_SHARE = 0.25;
+const MAX_LENGTH_GAP = (1 - TOKEN_FLOOR) / LENGTH_PENALTY;
 
 export type ScreenedType = 'individual' | 'organisation';
 
@@ -79,6 +80,8 @@ export function tokenScore(a: string, b: string): number {
     return word.length > 1 && word.startsWith(initial) ? INITIAL_SCORE : 0;
   }
   const lengthGap = Math.abs(a.length - b.length) / Math.max(a.length, b.length);
+  // Jaro-Winkler is at most 1: a gap this wide cannot reach the floor, whatever the letters.
+  if (lengthGap > MAX_LENGTH_GAP) return 0;
   const similarity = jaroWinkler(a, b) * (1 - LENGTH_PENALTY * lengthGap);
   return similarity >= TOKEN_FLOOR ? similarity * similarity : 0;
 }

@@ -278,6 +278,13 @@ export const screening: Scenario = {
       rssMetric('peak RSS api process', peakApi),
     ];
     notes.push(
+      `Peak RSS of the api process by stage (MiB): before the import ${peakBeforeImport}, after it ` +
+        `${peakAfterImport}, after the index build ${peakAfterIndex}, after the second import ${peakAfterReimport} ` +
+        `and its rebuild ${peakAfterRebuild}, at the end ${peakApi}. The 300 MB target is the project's for its ` +
+        "service processes (not one of the screening issue's targets); parsing an import and building the index " +
+        'are the bursts.',
+    );
+    notes.push(
       'Screenings are sent one at a time from the bench process (fetch), each answered by the api process ' +
         'after matching, inserting the screening and publishing screening.completed in one transaction.',
     );

@@ -8,6 +8,7 @@ import { fxArea } from './fx/module.ts';
 import { paymentsArea } from './payments/module.ts';
 import { buildCatalogue } from './platform/area.ts';
 import type { AppDeps } from './platform/deps.ts';
+import { sanctionsArea } from './sanctions/module.ts';
 import { transfersArea } from './transfers/module.ts';
 import { webhooksArea } from './webhooks/module.ts';
 
@@ -16,6 +17,7 @@ export const AREAS = [
   fxArea,
   corridorsArea,
   banksArea,
+  sanctionsArea,
   balancesArea,
   paymentsArea,
   transfersArea,

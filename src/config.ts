@@ -61,6 +61,10 @@ export interface Config {
   fxPegs: Readonly<Record<string, string>>;
   /** FX_RATE_MAX_AGE_HOURS: a rate older than this cannot be quoted (D15); never applied in sandbox. */
   fxRateMaxAgeHours: number;
+  /** SANCTIONS_MATCH_THRESHOLD (D18): the lowest score of a hit, as a decimal string with 2 decimals. */
+  sanctionsMatchThreshold: string;
+  /** SANCTIONS_IMPORT_MAX_MB: the largest sanctions list import request the operator API accepts. */
+  sanctionsImportMaxBytes: number;
   /** Fastify trustProxy: false, true, a hop count, or addresses/CIDRs of trusted proxies. */
   trustProxy: boolean | number | string[];
 }
@@ -293,6 +297,18 @@ function paymentConnector(env: Env, appEnv: AppEnv): 'sandbox' | 'manual' {
   return connector;
 }
 
+/** SANCTIONS_MATCH_THRESHOLD: a score above 0 and at most 1, with at most 2 decimals; `0.9` -> `0.90`. */
+function matchThreshold(env: Env): string {
+  const raw = str(env, 'SANCTIONS_MATCH_THRESHOLD', '0.85');
+  if (!/^(0(\.\d{1,2})?|1(\.0{1,2})?)$/.test(raw) || Number(raw) === 0) {
+    throw new ConfigError(
+      'SANCTIONS_MATCH_THRESHOLD',
+      `must be a decimal above 0 and at most 1 with at most 2 decimals, got "${raw}"`,
+    );
+  }
+  return Number(raw).toFixed(2);
+}
+
 /** Time a worker needs beyond the request timeout to record an outcome under its lease. */
 export const LEASE_MARGIN_MS = 1_000;
 
@@ -391,5 +407,7 @@ export function loadConfig(env: Env = process.env): Config {
     depositBankAccounts: collectionAccounts(env, appEnv),
     fxPegs: parseFxPegs(str(env, 'FX_PEGS', DEFAULT_FX_PEGS)),
     fxRateMaxAgeHours: int(env, 'FX_RATE_MAX_AGE_HOURS', 72, 1, 8_760),
+    sanctionsMatchThreshold: matchThreshold(env),
+    sanctionsImportMaxBytes: int(env, 'SANCTIONS_IMPORT_MAX_MB', 64, 1, 1024) * 1024 * 1024,
   });
 }

@@ -35,6 +35,12 @@ export interface Settings {
   bankBranches: number;
   /** BENCH_BANKS_RATE: requests per second of the banks scenario's paced runs (latency against its targets). */
   banksRate: number;
+  /** BENCH_SCREENING_ENTRIES: entries of the generated OFAC list of the screening scenario. */
+  screeningEntries: number;
+  /** BENCH_SCREENING_ALIASES: aliases (alt.csv rows) of that list. */
+  screeningAliases: number;
+  /** BENCH_SCREENINGS: screenings measured, one at a time, after a warm-up. */
+  screenings: number;
   /** BENCH_DATABASE_URL: an external PostgreSQL server (a fresh database per run); unset: embedded. */
   databaseUrl: string | undefined;
   /** BENCH_LOG_LEVEL: LOG_LEVEL of the service processes (their logs go to files). */
@@ -57,6 +63,9 @@ const SIZES = {
   apiDuration: { env: 'BENCH_API_DURATION', full: 20, smoke: 3 },
   fxHours: { env: 'BENCH_FX_HOURS', full: 8_760, smoke: 48 },
   bankBranches: { env: 'BENCH_BANK_BRANCHES', full: 200_000, smoke: 2_000 },
+  screeningEntries: { env: 'BENCH_SCREENING_ENTRIES', full: 20_000, smoke: 1_000 },
+  screeningAliases: { env: 'BENCH_SCREENING_ALIASES', full: 60_000, smoke: 3_000 },
+  screenings: { env: 'BENCH_SCREENINGS', full: 2_000, smoke: 100 },
 } satisfies Record<string, Size>;
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -82,6 +91,9 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const apiDuration = size(SIZES.apiDuration);
   const fxHours = size(SIZES.fxHours);
   const bankBranches = size(SIZES.bankBranches);
+  const screeningEntries = size(SIZES.screeningEntries);
+  const screeningAliases = size(SIZES.screeningAliases);
+  const screenings = size(SIZES.screenings);
   const workers = (env.BENCH_WORKERS ?? '1,2').split(',').map((part) => {
     const count = Number(part.trim());
     if (!Number.isInteger(count) || count < 1 || count > 16)
@@ -107,6 +119,9 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     fxHours,
     bankBranches,
     banksRate: positiveInt(env, 'BENCH_BANKS_RATE', 200),
+    screeningEntries,
+    screeningAliases,
+    screenings,
     databaseUrl: env.BENCH_DATABASE_URL || undefined,
     logLevel: env.BENCH_LOG_LEVEL || 'info',
     smoke: smokeRequested || belowFull,

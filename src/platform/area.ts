@@ -35,6 +35,21 @@ export interface CliCommand {
   ): Promise<CliRequest[]>;
 }
 
+/**
+ * A screening the operator has just reviewed (D18), as every area's `onScreeningReviewed` receives it: the
+ * screening as its GET returns it, plus the organisation it belongs to.
+ */
+export interface ReviewedScreening {
+  id: string;
+  organisation_id: string;
+  match_status: 'confirmed_match' | 'cleared';
+  /** The resource that asked for the screening (`beneficiary`, `transfer`); null for a direct screening. */
+  source_object_type: string | null;
+  source_object_id: string | null;
+  review_note: string | null;
+  reviewed_at: string | null;
+}
+
 export interface Area {
   /** Short name: logs, OpenAPI tags, docs. */
   name: string;
@@ -87,6 +102,12 @@ export interface Area {
   onPayoutMoved?(tx: PoolClient, payout: MovedPayout, deps: AppDeps): Promise<void>;
   /** Reacts to a deposit that was credited, in the crediting transaction (transfers funded by it, D20). */
   onDepositReceived?(tx: PoolClient, deposit: ReceivedDeposit, deps: AppDeps): Promise<void>;
+  /**
+   * Called for every area inside the transaction of a screening review (D18), after `screening.resolved`
+   * is published: an area moves what waits on the screening (a beneficiary in review, a transfer held).
+   * Failing rolls the review back.
+   */
+  onScreeningReviewed?(tx: PoolClient, screening: ReviewedScreening, deps: AppDeps): Promise<void>;
 }
 
 export interface PayoutDestination {

@@ -1,0 +1,43 @@
+// Reading a CSV file of a list into records with the line each starts on, so that every refusal can name it.
+import { CsvError, parse } from 'csv-parse/sync';
+import { ListFormatError } from './types.ts';
+
+/** SUB (Ctrl-Z), the end-of-file mark of old DOS files. */
+const SUB = String.fromCharCode(0x1a);
+
+/**
+ * Reads `text` (RFC 4180 quoting) and hands each record to `visit` with the 1-based line it starts on, as
+ * the parser reads it: no array of all records is built, so a large file costs little more memory than
+ * its entries. Line breaks are CR LF, LF or CR; a trailing SUB (Ctrl-Z), which OFAC's files end with, is
+ * dropped; empty lines are skipped (and counted). A syntax error names its line.
+ */
+export function readCsv(file: string, text: string, visit: (fields: string[], line: number) => void): void {
+  // One line break per line, so that the parser's line count is the file's (it counts a quoted CR LF twice).
+  let normalised = text
+    .replace(/^\uFEFF/, '')
+    .replace(/\r\n?/g, '\n')
+    .trimEnd();
+  while (normalised.endsWith(SUB)) normalised = normalised.slice(0, -1).trimEnd();
+  if (normalised === '') return;
+  // A record takes one line plus the line breaks inside its quoted fields; an empty line is one empty field.
+  let line = 1;
+  try {
+    parse(normalised, {
+      relax_column_count: true,
+      on_record: (fields: string[]) => {
+        if (!(fields.length === 1 && fields[0] === '')) visit(fields, line);
+        line += 1;
+        for (const field of fields) {
+          for (let at = field.indexOf('\n'); at >= 0; at = field.indexOf('\n', at + 1)) line++;
+        }
+        return null;
+      },
+    });
+  } catch (error) {
+    if (error instanceof CsvError) {
+      const at = (error as CsvError & { lines?: number }).lines;
+      throw new ListFormatError(file, at, `not valid CSV (${error.message.replace(/ at line \d+/, '')})`);
+    }
+    throw error;
+  }
+}

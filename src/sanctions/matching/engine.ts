@@ -1,0 +1,425 @@
+// The matching engine of D18. Our scoring rules over a maintained string metric (talisman's Jaro-Winkler):
+//
+// - Names are normalised (normalise.ts) into words ("tokens").
+// - Two tokens score their Jaro-Winkler similarity, lowered by LENGTH_PENALTY times their relative
+//   difference in length (so that "petrov" is not almost "petrovsky", nor "vladimir" "vladimirovich": Jaro-
+//   Winkler rewards a shared prefix whatever follows it). A single letter against a word it starts
+//   ("v" / "vladimir") scores INITIAL_SCORE: abbreviated given names. Below TOKEN_FLOOR a pair does not match.
+// - Tokens are aligned one to one, best pairs first (greedy), whatever their order in either name.
+// - A name scores QUERY_WEIGHT x (the share of the screened name's letters matched, weighted by each pair's
+//   score) + (1 - QUERY_WEIGHT) x (the same share of the list name's letters): every word screened must be
+//   found, and a list name with more words (a patronymic) costs a little.
+// - An entry scores its best name (its primary name or any alias). A date of birth outside all of the
+//   entry's dates lowers it by DOB_PENALTY, a country outside the entry's countries by COUNTRY_PENALTY;
+//   agreement adds nothing, so no score exceeds 1.
+// - Scores are rounded to 2 decimals; an entry is a hit at or above the threshold; hits best first, at most
+//   MAX_HITS.
+//
+// Blocking (so a screening does not score every name of 80,000): each distinct token of the lists is
+// indexed by its character trigrams (padded as PostgreSQL's pg_trgm pads them), and each name by its
+// tokens. A screened token looks up the list tokens sharing at least TRIGRAM_SHARE of its trigrams and
+// scores them; every name holding such a token gains, per screened token, its best token score. Only names
+// whose gains can still reach the threshold (an upper bound of the first term above, with the second term
+// at its maximum) are scored in full. A pair that matches above TOKEN_FLOOR while sharing fewer trigrams
+// is missed: the price of not scanning; the tests compare blocked results with a full scan.
+import jaroWinkler from 'talisman/metrics/jaro-winkler.js';
+import { withinAny } from '../formats/dates.ts';
+import type { EntryType, ListEntry } from '../formats/types.ts';
+import { normaliseName } from './normalise.ts';
+
+export const TOKEN_FLOOR = 0.8;
+export const INITIAL_SCORE = 0.9;
+export const LENGTH_PENALTY = 0.5;
+export const QUERY_WEIGHT = 0.75;
+export const DOB_PENALTY = 0.15;
+export const COUNTRY_PENALTY = 0.1;
+export const MAX_HITS = 10;
+export const TRIGRAM_SHARE = 0.25;
+const MAX_LENGTH_GAP = (1 - TOKEN_FLOOR) / LENGTH_PENALTY;
+
+export type ScreenedType = 'individual' | 'organisation';
+
+export interface IndexedEntry extends ListEntry {
+  /** The code of the list the entry belongs to. */
+  list: string;
+}
+
+export interface MatchQuery {
+  entityType: ScreenedType;
+  name: string;
+  /** `YYYY-MM-DD`. */
+  dateOfBirth?: string | null;
+  /** ISO 3166-1 alpha-2. */
+  country?: string | null;
+}
+
+export interface Hit {
+  list: string;
+  entry_id: string;
+  matched_name: string;
+  /** 0..1 with 2 decimals. */
+  score: string;
+  entity_type: EntryType;
+  programs: string[];
+  countries: string[];
+}
+
+/** Rounded to 2 decimals; the epsilon keeps 0.855 (0.8549999... in binary) at 0.86. */
+export const roundScore = (score: number): number => Math.round(score * 100 + 1e-6) / 100;
+
+/** Individuals are screened against individuals, organisations against every other kind; `unknown` both. */
+function comparable(screened: ScreenedType, entry: EntryType): boolean {
+  if (entry === 'unknown') return true;
+  return screened === 'individual' ? entry === 'individual' : entry !== 'individual';
+}
+
+export function tokenScore(a: string, b: string): number {
+  if (a === b) return 1;
+  if (a.length === 1 || b.length === 1) {
+    const [initial, word] = a.length === 1 ? [a, b] : [b, a];
+    return word.length > 1 && word.startsWith(initial) ? INITIAL_SCORE : 0;
+  }
+  const lengthGap = Math.abs(a.length - b.length) / Math.max(a.length, b.length);
+  // Jaro-Winkler is at most 1: a gap this wide cannot reach the floor, whatever the letters.
+  if (lengthGap > MAX_LENGTH_GAP) return 0;
+  const similarity = jaroWinkler(a, b) * (1 - LENGTH_PENALTY * lengthGap);
+  return similarity >= TOKEN_FLOOR ? similarity * similarity : 0;
+}
+
+const letters = (tokens: readonly string[]): number => tokens.reduce((sum, token) => sum + token.length, 0);
+
+/** The score of one name against another, both normalised (see the rules at the top of this file). */
+export function nameScore(query: readonly string[], name: readonly string[]): number {
+  const rows = query.length;
+  const columns = name.length;
+  if (rows === 0 || columns === 0) return 0;
+  const scores = new Float64Array(rows * columns);
+  for (let i = 0; i < rows; i++) {
+    for (let j = 0; j < columns; j++) scores[i * columns + j] = tokenScore(query[i]!, name[j]!);
+  }
+  const rowUsed = new Uint8Array(rows);
+  const columnUsed = new Uint8Array(columns);
+  let queryMatched = 0;
+  let nameMatched = 0;
+  for (let pair = Math.min(rows, columns); pair > 0; pair--) {
+    let best = 0;
+    let bestRow = -1;
+    let bestColumn = -1;
+    for (let i = 0; i < rows; i++) {
+      if (rowUsed[i]) continue;
+      for (let j = 0; j < columns; j++) {
+        const score = scores[i * columns + j]!;
+        if (score > best && !columnUsed[j]) {
+          best = score;
+          bestRow = i;
+          bestColumn = j;
+        }
+      }
+    }
+    if (bestRow < 0) break;
+    rowUsed[bestRow] = 1;
+    columnUsed[bestColumn] = 1;
+    queryMatched += best * query[bestRow]!.length;
+    nameMatched += best * name[bestColumn]!.length;
+  }
+  return QUERY_WEIGHT * (queryMatched / letters(query)) + (1 - QUERY_WEIGHT) * (nameMatched / letters(name));
+}
+
+/** pg_trgm's padding: two spaces before the word, one after. */
+function trigrams(token: string): string[] {
+  const padded = `  ${token} `;
+  const found = new Set<string>();
+  for (let i = 0; i + 3 <= padded.length; i++) found.add(padded.slice(i, i + 3));
+  return [...found];
+}
+
+/** A growable array of 32-bit integers (off the JavaScript heap, 4 bytes each). */
+class IntBuffer {
+  private data = new Int32Array(1024);
+  length = 0;
+  push(value: number): void {
+    if (this.length === this.data.length) {
+      const grown = new Int32Array(this.data.length * 2);
+      grown.set(this.data);
+      this.data = grown;
+    }
+    this.data[this.length++] = value;
+  }
+  at(index: number): number {
+    return this.data[index]!;
+  }
+}
+
+/**
+ * Lists of integers packed into two typed arrays (compressed sparse rows): list `k` is
+ * `values[offsets[k] .. offsets[k + 1])`. Two allocations instead of one small array per list keeps the
+ * index compact: tens of thousands of tiny typed arrays cost far more memory than their contents.
+ */
+class PackedLists {
+  readonly offsets: Int32Array;
+  readonly values: Int32Array;
+  /** `keys[i]` and `items[i]` are one pair; items keep their order within a key. */
+  constructor(count: number, keys: IntBuffer, items: IntBuffer) {
+    this.offsets = new Int32Array(count + 1);
+    for (let i = 0; i < keys.length; i++) this.offsets[keys.at(i) + 1]!++;
+    for (let k = 0; k < count; k++) this.offsets[k + 1]! += this.offsets[k]!;
+    this.values = new Int32Array(keys.length);
+    const fill = this.offsets.slice(0, count);
+    for (let i = 0; i < keys.length; i++) this.values[fill[keys.at(i)]!++] = items.at(i);
+  }
+}
+
+export interface MatchOptions {
+  /** False: score every name (tests compare the blocked search against it). Default true. */
+  blocking?: boolean;
+  /** Filled with how many names were scored in full (benchmarks and tests of the blocking). */
+  stats?: { scored: number };
+}
+
+export class MatchIndex {
+  readonly entries: readonly IndexedEntry[];
+  readonly nameCount: number;
+  private readonly nameEntry: Int32Array;
+  private readonly nameRaw: string[] = [];
+  /** Each name's tokens, as vocabulary ids. */
+  private readonly nameTokens: PackedLists;
+  private readonly vocabulary = new Map<string, number>();
+  private readonly vocabularyTokens: string[] = [];
+  /** Vocabulary id -> the names holding the token (each name once). */
+  private readonly postings: PackedLists;
+  private readonly trigramIds = new Map<string, number>();
+  /** Trigram id -> the vocabulary tokens holding it. */
+  private readonly trigramPostings: PackedLists;
+  private readonly byKey = new Map<string, IndexedEntry>();
+  // Scratch space of one search (matching is synchronous, so one search runs at a time per index).
+  private readonly gain: Float64Array;
+  private readonly nameMark: Int32Array;
+  private readonly tokenMark: Int32Array;
+  private readonly sharedTrigrams: Int32Array;
+  private readonly vocabularyMark: Int32Array;
+  private generation = 0;
+
+  constructor(entries: readonly IndexedEntry[]) {
+    this.entries = entries;
+    const nameEntry = new IntBuffer();
+    const nameOfToken = new IntBuffer();
+    const tokenOfName = new IntBuffer();
+    const postingTokens = new IntBuffer();
+    const postingNames = new IntBuffer();
+    entries.forEach((entry, entryIndex) => {
+      this.byKey.set(`${entry.list}\u0000${entry.entryId}`, entry);
+      const organisation = entry.entityType !== 'individual';
+      const seen = new Set<string>();
+      for (const raw of [entry.name, ...entry.aliases]) {
+        const tokens = normaliseName(raw, organisation);
+        const key = tokens.join(' ');
+        if (tokens.length === 0 || seen.has(key)) continue;
+        seen.add(key);
+        const nameId = nameEntry.length;
+        nameEntry.push(entryIndex);
+        this.nameRaw.push(raw);
+        const ids = tokens.map((token) => this.intern(token));
+        for (const id of ids) {
+          nameOfToken.push(nameId);
+          tokenOfName.push(id);
+        }
+        for (const id of new Set(ids)) {
+          postingTokens.push(id);
+          postingNames.push(nameId);
+        }
+      }
+    });
+    this.nameCount = nameEntry.length;
+    this.nameEntry = Int32Array.from({ length: nameEntry.length }, (_, index) => nameEntry.at(index));
+    this.nameTokens = new PackedLists(this.nameCount, nameOfToken, tokenOfName);
+    this.postings = new PackedLists(this.vocabularyTokens.length, postingTokens, postingNames);
+    const trigramKeys = new IntBuffer();
+    const trigramTokens = new IntBuffer();
+    this.vocabularyTokens.forEach((token, id) => {
+      if (token.length < 2) return;
+      for (const trigram of trigrams(token)) {
+        let trigramId = this.trigramIds.get(trigram);
+        if (trigramId === undefined) {
+          trigramId = this.trigramIds.size;
+          this.trigramIds.set(trigram, trigramId);
+        }
+        trigramKeys.push(trigramId);
+        trigramTokens.push(id);
+      }
+    });
+    this.trigramPostings = new PackedLists(this.trigramIds.size, trigramKeys, trigramTokens);
+    this.gain = new Float64Array(this.nameCount);
+    this.nameMark = new Int32Array(this.nameCount);
+    this.tokenMark = new Int32Array(this.nameCount);
+    this.sharedTrigrams = new Int32Array(this.vocabularyTokens.length);
+    this.vocabularyMark = new Int32Array(this.vocabularyTokens.length);
+  }
+
+  /** The vocabulary id of a token, added on first sight. */
+  private intern(token: string): number {
+    let id = this.vocabulary.get(token);
+    if (id === undefined) {
+      id = this.vocabularyTokens.length;
+      this.vocabulary.set(token, id);
+      this.vocabularyTokens.push(token);
+    }
+    return id;
+  }
+
+  /** The tokens of a name, as strings. */
+  private tokensOf(nameId: number): string[] {
+    const { offsets, values } = this.nameTokens;
+    const tokens: string[] = [];
+    for (let k = offsets[nameId]!; k < offsets[nameId + 1]!; k++)
+      tokens.push(this.vocabularyTokens[values[k]!]!);
+    return tokens;
+  }
+
+  entry(list: string, entryId: string): IndexedEntry | undefined {
+    return this.byKey.get(`${list}\u0000${entryId}`);
+  }
+
+  /** Marks tell "touched in this pass" from stale values; a search uses a few dozen generations at most. */
+  private nextGeneration(): number {
+    return ++this.generation;
+  }
+
+  private beginSearch(): void {
+    if (this.generation < 2_000_000_000) return;
+    this.generation = 0;
+    this.nameMark.fill(0);
+    this.tokenMark.fill(0);
+    this.vocabularyMark.fill(0);
+  }
+
+  /** List tokens that match `token` at or above TOKEN_FLOOR, best first, as [vocabulary id, score]. */
+  private similarTokens(token: string): [number, number][] {
+    const found: [number, number][] = [];
+    const initial = this.vocabulary.get(token[0]!);
+    if (initial !== undefined && token.length > 1) found.push([initial, INITIAL_SCORE]);
+    const grams = trigrams(token);
+    const needed = Math.max(1, Math.ceil(TRIGRAM_SHARE * grams.length));
+    const mark = this.nextGeneration();
+    const touched: number[] = [];
+    const { offsets, values } = this.trigramPostings;
+    for (const gram of grams) {
+      const trigramId = this.trigramIds.get(gram);
+      if (trigramId === undefined) continue;
+      for (let k = offsets[trigramId]!; k < offsets[trigramId + 1]!; k++) {
+        const id = values[k]!;
+        if (this.vocabularyMark[id] !== mark) {
+          this.vocabularyMark[id] = mark;
+          this.sharedTrigrams[id] = 0;
+          touched.push(id);
+        }
+        this.sharedTrigrams[id]!++;
+      }
+    }
+    for (const id of touched) {
+      if (this.sharedTrigrams[id]! < needed) continue;
+      const score = tokenScore(token, this.vocabularyTokens[id]!);
+      if (score > 0) found.push([id, score]);
+    }
+    return found.sort((a, b) => b[1] - a[1]);
+  }
+
+  /** Names that may reach the threshold (see Blocking above). */
+  private candidates(query: readonly string[], threshold: number): number[] {
+    const total = letters(query);
+    // A query initial may match any name (score at most 1, weight 1): counted for every name.
+    const initials = query.filter((token) => token.length === 1).length;
+    const needed = (threshold - 0.005 - (1 - QUERY_WEIGHT)) / QUERY_WEIGHT;
+    if (initials / total >= needed) {
+      // The initials alone could make a hit: nothing to block on.
+      return Array.from({ length: this.nameCount }, (_, index) => index);
+    }
+    this.beginSearch();
+    const search = this.nextGeneration();
+    const touched: number[] = [];
+    for (const token of query) {
+      if (token.length === 1) continue;
+      const similar = this.similarTokens(token);
+      const pass = this.nextGeneration();
+      const { offsets, values } = this.postings;
+      for (const [id, score] of similar) {
+        const gain = score * token.length;
+        for (let k = offsets[id]!; k < offsets[id + 1]!; k++) {
+          const nameId = values[k]!;
+          if (this.nameMark[nameId] !== search) {
+            this.nameMark[nameId] = search;
+            this.gain[nameId] = 0;
+            touched.push(nameId);
+          }
+          // Best first: the first gain of this token for a name is its best.
+          if (this.tokenMark[nameId] !== pass) {
+            this.tokenMark[nameId] = pass;
+            this.gain[nameId]! += gain;
+          }
+        }
+      }
+    }
+    return touched.filter((nameId) => (this.gain[nameId]! + initials) / total >= needed);
+  }
+
+  match(query: MatchQuery, threshold: number, options: MatchOptions = {}): Hit[] {
+    const tokens = normaliseName(query.name, query.entityType === 'organisation');
+    if (tokens.length === 0) return [];
+    const names =
+      options.blocking === false
+        ? Array.from({ length: this.nameCount }, (_, index) => index)
+        : this.candidates(tokens, threshold);
+    if (options.stats) options.stats.scored = names.length;
+    const best = new Map<number, { score: number; nameId: number }>();
+    for (const nameId of names) {
+      const entryIndex = this.nameEntry[nameId]!;
+      if (!comparable(query.entityType, this.entries[entryIndex]!.entityType)) continue;
+      const score = nameScore(tokens, this.tokensOf(nameId));
+      const current = best.get(entryIndex);
+      if (current === undefined || score > current.score) best.set(entryIndex, { score, nameId });
+    }
+    const hits: { hit: Hit; score: number }[] = [];
+    for (const [entryIndex, { score, nameId }] of best) {
+      const entry = this.entries[entryIndex]!;
+      const adjusted = roundScore(Math.max(0, score - penalty(entry, query)));
+      if (adjusted < threshold) continue;
+      hits.push({ score: adjusted, hit: toHit(entry, this.nameRaw[nameId]!, adjusted) });
+    }
+    return sortHits(hits).slice(0, MAX_HITS);
+  }
+}
+
+/** What a contradicting date of birth or country costs (D18); agreement costs nothing and adds nothing. */
+export function penalty(entry: ListEntry, query: MatchQuery): number {
+  let total = 0;
+  if (query.dateOfBirth && entry.birthDates.length > 0 && !withinAny(entry.birthDates, query.dateOfBirth)) {
+    total += DOB_PENALTY;
+  }
+  if (query.country && entry.countries.length > 0 && !entry.countries.includes(query.country)) {
+    total += COUNTRY_PENALTY;
+  }
+  return total;
+}
+
+export function toHit(entry: IndexedEntry, matchedName: string, score: number): Hit {
+  return {
+    list: entry.list,
+    entry_id: entry.entryId,
+    matched_name: matchedName,
+    score: score.toFixed(2),
+    entity_type: entry.entityType,
+    programs: entry.programs,
+    countries: entry.countries,
+  };
+}
+
+/** Best first; equal scores by list, then entry id, so that the order is stable. */
+export function sortHits<T extends { hit: Hit; score: number }>(hits: T[]): Hit[] {
+  return hits
+    .sort(
+      (a, b) =>
+        b.score - a.score ||
+        (a.hit.list < b.hit.list ? -1 : a.hit.list > b.hit.list ? 1 : 0) ||
+        (a.hit.entry_id < b.hit.entry_id ? -1 : a.hit.entry_id > b.hit.entry_id ? 1 : 0),
+    )
+    .map((entry) => entry.hit);
+}

@@ -1,0 +1,217 @@
+// HTTP of sanctions screening (D18, D23, D24): public routes under /api/v1/sanctions, the operator's
+// import and review under /admin/v1, and the sandbox's review simulation. Each maps to one service call.
+import { Type } from '@sinclair/typebox';
+import type { App, AppDeps } from '../platform/deps.ts';
+import { AppError, sendError } from '../platform/errors.ts';
+import { PAYMENT_SCOPES } from '../platform/scopes.ts';
+import { absentBodyIsEmpty, ErrorBody, errorResponses } from '../webhooks/api-schemas.ts';
+import * as lists from './lists-service.ts';
+import {
+  CreateScreeningBody,
+  type CreateScreeningInput,
+  ImportListBody,
+  type ImportListInput,
+  ListCodeParams,
+  ReviewBody,
+  type ReviewInput,
+  SanctionsList,
+  SandboxReviewBody,
+  type SandboxReviewInput,
+  Screening,
+  ScreeningIdParams,
+  ScreeningPage,
+  ScreeningSearchBody,
+  type ScreeningSearchInput,
+} from './schemas.ts';
+import * as service from './service.ts';
+
+const BASE = '/api/v1/sanctions';
+const security = [{ bearer: [] }];
+const read = { scope: PAYMENT_SCOPES.sanctionsRead };
+const write = { scope: PAYMENT_SCOPES.sanctionsWrite };
+const tags = ['sanctions'];
+
+export function registerSanctionsRoutes(app: App, deps: AppDeps): void {
+  app.get(
+    `${BASE}/lists`,
+    {
+      config: read,
+      schema: {
+        tags,
+        summary: 'The sanctions lists screenings are matched against',
+        description: 'Sorted by code. `version` goes up by one with every import of a list (D18).',
+        security,
+        response: { 200: Type.Array(SanctionsList), ...errorResponses() },
+      },
+    },
+    async () => lists.listLists(deps),
+  );
+
+  app.post(
+    `${BASE}/screenings`,
+    {
+      config: { ...write, idempotent: true },
+      schema: {
+        tags,
+        summary: 'Screen a name against the sanctions lists',
+        description:
+          'Answers 201 with the screening: `no_match`, or `potential_match` with its hits (entries scoring at ' +
+          'least `threshold`, best first, at most 10). Publishes `screening.completed`. Only the operator ' +
+          'reviews a potential match. 409 for an external_id the organisation already used.',
+        security,
+        body: CreateScreeningBody,
+        response: { 201: Screening, ...errorResponses(409, 422) },
+      },
+    },
+    async (request, reply) =>
+      reply
+        .code(201)
+        .send(
+          await service.createScreening(
+            deps,
+            request.principal!.organisationId,
+            request.body as CreateScreeningInput,
+          ),
+        ),
+  );
+
+  app.post(
+    `${BASE}/screenings/search`,
+    {
+      config: read,
+      preValidation: absentBodyIsEmpty,
+      schema: {
+        tags,
+        summary: 'Search screenings',
+        description:
+          'Filters `match_status`, `entity_type`, `source_object_type`, `source_object_id`, `external_id`; ' +
+          '`search` matches a substring of the name (case-insensitive); sort by id, created_at or updated_at (D4).',
+        security,
+        body: ScreeningSearchBody,
+        response: { 200: ScreeningPage, ...errorResponses(422) },
+      },
+    },
+    async (request) =>
+      service.searchScreenings(deps, request.principal!.organisationId, request.body as ScreeningSearchInput),
+  );
+
+  app.get(
+    `${BASE}/screenings/:screening_id`,
+    {
+      config: read,
+      schema: {
+        tags,
+        summary: 'Read a screening',
+        security,
+        params: ScreeningIdParams,
+        response: { 200: Screening, ...errorResponses(404) },
+      },
+    },
+    async (request) =>
+      service.getScreening(deps, request.principal!.organisationId, request.params.screening_id),
+  );
+}
+
+export function registerSanctionsAdminRoutes(admin: App, deps: AppDeps): void {
+  const limit = deps.config.sanctionsImportMaxBytes;
+  admin.post(
+    '/sanctions/lists/:code/import',
+    {
+      bodyLimit: limit,
+      // The platform's message names the 1 MiB limit of every other route.
+      errorHandler: (error, request, reply) =>
+        sendError(
+          request,
+          reply,
+          (error as { code?: string }).code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+            ? new AppError(
+                'PAYLOAD_TOO_LARGE',
+                `The import is larger than SANCTIONS_IMPORT_MAX_MB (${limit / 1024 / 1024} MiB)`,
+              )
+            : error,
+        ),
+      schema: {
+        tags: ['operator'],
+        summary: 'Import a sanctions list (replaces it, next version)',
+        description:
+          "The files in the publisher's own format, as text: `ofac-sdn-csv` takes sdn.csv, alt.csv and " +
+          'add.csv; `opensanctions-csv` takes targets.simple.csv. The list is replaced in one transaction and ' +
+          'its version goes up by one; a file that cannot be read is 422 naming the file (`files.sdn.csv`) and ' +
+          'the line, and the list stays as it was. Body up to SANCTIONS_IMPORT_MAX_MB.',
+        params: ListCodeParams,
+        body: ImportListBody,
+        response: { 200: SanctionsList, 413: ErrorBody, 422: ErrorBody },
+      },
+    },
+    async (request) => {
+      const { code } = request.params as { code: string };
+      const imported = await lists.importList(deps, code, request.body as ImportListInput);
+      request.log.info(
+        {
+          operator_action: 'sanctions.import',
+          list: code,
+          version: imported.version,
+          entries: imported.entries,
+        },
+        'operator imported a sanctions list',
+      );
+      return imported;
+    },
+  );
+
+  admin.post(
+    '/screenings/:screening_id/review',
+    {
+      schema: {
+        tags: ['operator'],
+        summary: 'Review a potential match',
+        description:
+          'Only from `potential_match` (else 400 INVALID_STATE). Records the decision and note, publishes ' +
+          '`screening.resolved`, and moves what waits on the screening (beneficiaries, transfers).',
+        params: ScreeningIdParams,
+        body: ReviewBody,
+        response: { 200: Screening, 400: ErrorBody, 404: ErrorBody, 422: ErrorBody },
+      },
+    },
+    async (request) => {
+      const { screening_id: id } = request.params as { screening_id: string };
+      const body = request.body as ReviewInput;
+      const reviewed = await service.reviewScreening(deps, id, body);
+      request.log.info(
+        { operator_action: 'sanctions.review', screening_id: id, decision: body.decision },
+        'operator reviewed a screening',
+      );
+      return reviewed;
+    },
+  );
+}
+
+export function registerSanctionsSandboxRoutes(app: App, deps: AppDeps): void {
+  app.post(
+    '/api/v1/sandbox/screenings/:screening_id/review',
+    {
+      config: { ...write, idempotent: true },
+      schema: {
+        tags: ['sandbox'],
+        summary: "Simulate the operator's review of a potential match (sandbox only)",
+        description:
+          "As POST /admin/v1/screenings/{id}/review does it, for a screening of the caller's organisation: " +
+          'only from `potential_match` (else 400 INVALID_STATE), publishes `screening.resolved`. `note` defaults ' +
+          'to "Sandbox review".',
+        security,
+        params: ScreeningIdParams,
+        body: SandboxReviewBody,
+        response: { 200: Screening, ...errorResponses(400, 404, 422) },
+      },
+    },
+    async (request) => {
+      const body = request.body as SandboxReviewInput;
+      return service.reviewScreening(
+        deps,
+        request.params.screening_id,
+        { decision: body.decision, note: body.note ?? 'Sandbox review' },
+        request.principal!.organisationId,
+      );
+    },
+  );
+}

@@ -89,6 +89,27 @@ async function destinationOf(
   return undefined;
 }
 
+/** Where a transfer's money waits between its funding and its payout (D20): platform accounts. */
+export const TRANSFER_CLEARING = 'transfers_clearing';
+export const FX_POSITION = 'fx';
+
+/**
+ * The accounts a payout moves between: a payout of its own is held on the organisation's balance and
+ * given back to it; a transfer's payout leg waits on the transfers clearing account and goes back to the
+ * FX position it was converted from (the transfer then refunds the sender, D20).
+ */
+function payoutAccounts(row: Pick<repo.PayoutRow, 'organisation_id' | 'currency' | 'transfer_id'>) {
+  return row.transfer_id === null
+    ? {
+        waiting: ledger.held(row.organisation_id, row.currency),
+        back: ledger.available(row.organisation_id, row.currency),
+      }
+    : {
+        waiting: ledger.platform(TRANSFER_CLEARING, row.currency),
+        back: ledger.platform(FX_POSITION, row.currency),
+      };
+}
+
 export interface NewPayout {
   organisationId: string;
   beneficiaryId: string;
@@ -102,7 +123,8 @@ export interface NewPayout {
 /**
  * Creates a pending payout in the caller's transaction: debits the available balance (400
  * INSUFFICIENT_FUNDS if short; the caller's transaction then rolls back), publishes payout.created and
- * schedules its hand-off to the rail. A transfer's payout leg is created this way (D20).
+ * schedules its hand-off to the rail. A transfer's payout leg is created this way (D20) with its
+ * `transferId`: its money is already on the transfers clearing account, so nothing is debited.
  */
 export async function openPayout(tx: PoolClient, deps: AppDeps, payout: NewPayout): Promise<repo.PayoutRow> {
   const destination = await destinationOf(tx, deps, payout.organisationId, payout.beneficiaryId);
@@ -140,15 +162,20 @@ export async function openPayout(tx: PoolClient, deps: AppDeps, payout: NewPayou
     }
     throw error;
   }
-  await ledger.post(tx, {
-    type: 'payout',
-    resourceType: 'payout',
-    resourceId: id,
-    postings: [
-      { account: ledger.available(payout.organisationId, payout.currency), amount: payout.amount.negated() },
-      { account: ledger.held(payout.organisationId, payout.currency), amount: payout.amount },
-    ],
-  });
+  if (payout.transferId === null) {
+    await ledger.post(tx, {
+      type: 'payout',
+      resourceType: 'payout',
+      resourceId: id,
+      postings: [
+        {
+          account: ledger.available(payout.organisationId, payout.currency),
+          amount: payout.amount.negated(),
+        },
+        { account: ledger.held(payout.organisationId, payout.currency), amount: payout.amount },
+      ],
+    });
+  }
   await publishResourceEvent(tx, deps.catalogue, {
     organisationId: payout.organisationId,
     sourceObjectType: 'payout',
@@ -225,37 +252,24 @@ async function movePayout(
   const amount = new Decimal(row.amount);
   const org = row.organisation_id;
   const rail = ledger.platform(`rail:${row.connector}`, row.currency);
-  if (to === 'completed') {
-    await ledger.post(tx, {
-      type: 'payout',
+  const { waiting, back } = payoutAccounts(row);
+  const move = (
+    type: 'payout' | 'payout_reversal',
+    from: ledger.Posting['account'],
+    into: ledger.Posting['account'],
+  ) =>
+    ledger.post(tx, {
+      type,
       resourceType: 'payout',
       resourceId: row.id,
       postings: [
-        { account: ledger.held(org, row.currency), amount: amount.negated() },
-        { account: rail, amount },
+        { account: from, amount: amount.negated() },
+        { account: into, amount },
       ],
     });
-  } else if (to === 'failed' || to === 'cancelled') {
-    await ledger.post(tx, {
-      type: 'payout_reversal',
-      resourceType: 'payout',
-      resourceId: row.id,
-      postings: [
-        { account: ledger.held(org, row.currency), amount: amount.negated() },
-        { account: ledger.available(org, row.currency), amount },
-      ],
-    });
-  } else if (to === 'returned') {
-    await ledger.post(tx, {
-      type: 'payout_reversal',
-      resourceType: 'payout',
-      resourceId: row.id,
-      postings: [
-        { account: rail, amount: amount.negated() },
-        { account: ledger.available(org, row.currency), amount },
-      ],
-    });
-  }
+  if (to === 'completed') await move('payout', waiting, rail);
+  else if (to === 'failed' || to === 'cancelled') await move('payout_reversal', waiting, back);
+  else if (to === 'returned') await move('payout_reversal', rail, back);
   const milestone = MILESTONE[to];
   const updated = await repo.updatePayout(tx, row.id, {
     status: to,

@@ -6,15 +6,6 @@
 import type { EventType } from '../platform/area.ts';
 
 export const PAYMENT_EVENT_TYPES: readonly EventType[] = [
-  { code: 'transfer.created', description: 'A transfer was created from a confirmed quote.' },
-  { code: 'transfer.in_review', description: 'A transfer is held for compliance review.' },
-  { code: 'transfer.processing', description: 'A transfer is being processed.' },
-  { code: 'transfer.completed', description: 'A transfer completed: the payout reached the beneficiary.' },
-  { code: 'transfer.refunding', description: 'A transfer is being refunded to the sender.' },
-  { code: 'transfer.refunded', description: 'A transfer was refunded to the sender.' },
-  { code: 'transfer.rejected', description: 'A transfer was rejected.' },
-  { code: 'transfer.cancelled', description: 'A transfer was cancelled.' },
-  { code: 'transfer.expired', description: 'A transfer expired before it was funded.' },
   { code: 'beneficiary.created', description: 'A beneficiary was created.' },
   { code: 'beneficiary.updated', description: 'A beneficiary was updated.' },
   { code: 'beneficiary.in_review', description: 'A beneficiary is held for compliance review.' },

@@ -14,8 +14,14 @@ export const DEPOSITS = '/api/v1/payments/deposits';
 export const testBeneficiaries: Area = {
   name: 'test-beneficiaries',
   async payoutDestination(db, organisationId, beneficiaryId) {
-    const result = await db.query<{ status: string; currency: string; account: string }>(
-      'SELECT status, currency, account FROM test_beneficiaries WHERE id = $1 AND organisation_id = $2',
+    const result = await db.query<{
+      status: string;
+      currency: string;
+      account: string;
+      name: string;
+      country: string;
+    }>(
+      'SELECT status, currency, account, name, country FROM test_beneficiaries WHERE id = $1 AND organisation_id = $2',
       [beneficiaryId, organisationId],
     );
     const row = result.rows[0];
@@ -24,9 +30,9 @@ export const testBeneficiaries: Area = {
         beneficiaryId,
         status: row.status,
         currency: row.currency,
-        country: 'DE',
+        country: row.country,
         payoutMethod: 'bank_account' as const,
-        name: 'Test Beneficiary',
+        name: row.name,
         entityType: 'individual' as const,
         accountIdentifier: row.account,
       }
@@ -36,7 +42,8 @@ export const testBeneficiaries: Area = {
 
 export async function createBeneficiaryTable(t: TestApp): Promise<void> {
   await t.db.pool.query(
-    'CREATE TABLE test_beneficiaries (id text PRIMARY KEY, organisation_id uuid NOT NULL, status text NOT NULL, currency text NOT NULL, account text NOT NULL)',
+    `CREATE TABLE test_beneficiaries (id text PRIMARY KEY, organisation_id uuid NOT NULL, status text NOT NULL,
+       currency text NOT NULL, account text NOT NULL, name text NOT NULL, country text NOT NULL)`,
   );
 }
 
@@ -48,11 +55,13 @@ export async function beneficiary(
   account = 'DE89370400440532013000',
   currency = 'EUR',
   status = 'active',
+  name = 'Ada Lovelace',
+  country = 'DE',
 ): Promise<string> {
   const id = `ben_TEST${String(++counter).padStart(22, '0')}`;
   await t.db.pool.query(
-    'INSERT INTO test_beneficiaries (id, organisation_id, status, currency, account) VALUES ($1, $2, $3, $4, $5)',
-    [id, api.tenant.organisationId, status, currency, account],
+    'INSERT INTO test_beneficiaries (id, organisation_id, status, currency, account, name, country) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+    [id, api.tenant.organisationId, status, currency, account, name, country],
   );
   return id;
 }

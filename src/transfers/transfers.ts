@@ -1,0 +1,507 @@
+// Transfers (D20): a confirmed quote on its way from funding to payout.
+//
+//   confirm -> in_review (the beneficiary's re-screening hit) -> awaiting_deposit | processing | rejected
+//   confirm -> awaiting_deposit (bank transfer, crypto) -> processing (a deposit of at least the amount)
+//   confirm -> processing (balance) -> completed (payout completed) | refunding -> refunded (payout failed
+//   or returned); awaiting_deposit -> expired | cancelled; in_review -> cancelled.
+//
+// Money (ledger, D21): funding takes the source amount from the available balance (the net amount to the
+// transfers clearing account, type transfer_funding; the fee to the platform's fees, type fee); the payout
+// leg converts the net amount through the FX position into the destination currency on the clearing
+// account, from where the payout pays it to the rail. A refund gives the source amount back.
+import * as ledger from '../balances/ledger.ts';
+import { findCorridor } from '../corridors/repository.ts';
+import {
+  PG_UNIQUE_VIOLATION,
+  type PoolClient,
+  pgConstraint,
+  pgErrorCode,
+  type Queryable,
+  withTransaction,
+} from '../db/pool.ts';
+import { transactionGroups } from '../db/transaction-groups.ts';
+import { creditDeposit, depositView, openDeposit } from '../payments/deposits.ts';
+import { FX_POSITION, openPayout, payoutView, TRANSFER_CLEARING } from '../payments/payouts.ts';
+import * as payments from '../payments/repository.ts';
+import type { MovedPayout, PayoutDestination, ReceivedDeposit, ReviewedScreening } from '../platform/area.ts';
+import type { AppDeps } from '../platform/deps.ts';
+import { AppError, conflict, invalidState, notFound, validationFailed } from '../platform/errors.ts';
+import { isPublicId, newPublicId } from '../platform/ids.ts';
+import { cancelJob, scheduleJob } from '../platform/jobs/runner.ts';
+import { Decimal, formatAmount, formatRate, isCryptoAsset, parseAmount } from '../platform/money.ts';
+import { type Page, toPage, toSearchQuery } from '../platform/search.ts';
+import { toIso } from '../platform/time.ts';
+import { screen } from '../sanctions/service.ts';
+import { publishResourceEvent } from '../webhooks/publish.ts';
+import { acceptQuote, expireIfDue } from './quotes.ts';
+import * as repo from './transfer-repository.ts';
+import type { ConfirmInput, TransferSearchInput, TransferStatus, TransferView } from './transfer-schemas.ts';
+
+export const EXPIRE_TRANSFER_KIND = 'transfers.expire_transfer';
+export const TRANSFER_FUNDING_TTL_SECONDS = 86_400;
+
+/** What each status may become (D20); anything else is 400 INVALID_STATE. */
+const MOVES: Readonly<Record<TransferStatus, readonly TransferStatus[]>> = {
+  in_review: ['awaiting_deposit', 'processing', 'rejected', 'cancelled'],
+  awaiting_deposit: ['processing', 'expired', 'cancelled'],
+  processing: ['completed', 'refunding'],
+  completed: ['refunding'],
+  refunding: ['refunded'],
+  rejected: [],
+  cancelled: [],
+  expired: [],
+  refunded: [],
+};
+
+export async function transferView(db: Queryable, row: repo.TransferRow): Promise<TransferView> {
+  const deposit = row.deposit_id
+    ? await payments.findDeposit(db, row.organisation_id, row.deposit_id)
+    : undefined;
+  const payout = row.payout_id
+    ? await payments.findPayout(db, row.organisation_id, row.payout_id)
+    : undefined;
+  return {
+    id: row.id,
+    quote_id: row.quote_id,
+    corridor_id: row.corridor_id,
+    beneficiary_id: row.beneficiary_id,
+    external_id: row.external_id,
+    reference: row.reference,
+    purpose: row.purpose as TransferView['purpose'],
+    funding_method: row.funding_method,
+    source_currency: row.source_currency,
+    source_amount: formatAmount(row.source_amount, row.source_currency),
+    fee_amount: formatAmount(row.fee_amount, row.source_currency),
+    rate: formatRate(new Decimal(row.rate)),
+    destination_currency: row.destination_currency,
+    destination_amount: formatAmount(row.destination_amount, row.destination_currency),
+    status: row.status,
+    status_reason: row.status_reason,
+    deposit_instructions: (deposit?.instructions as TransferView['deposit_instructions']) ?? null,
+    deposit: deposit ? depositView(deposit) : null,
+    payout: payout ? payoutView(payout) : null,
+    screening_id: row.screening_id,
+    expires_at: toIso(row.expires_at),
+    created_at: toIso(row.created_at),
+    updated_at: toIso(row.updated_at),
+    completed_at: toIso(row.completed_at),
+  };
+}
+
+async function destinationOf(
+  tx: PoolClient,
+  deps: AppDeps,
+  organisationId: string,
+  beneficiaryId: string,
+): Promise<PayoutDestination | undefined> {
+  for (const area of deps.areas) {
+    const found = await area.payoutDestination?.(tx, organisationId, beneficiaryId);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** Moves a locked transfer and publishes `transfer.<status>` in the same transaction. */
+async function move(
+  tx: PoolClient,
+  deps: AppDeps,
+  row: repo.TransferRow,
+  to: TransferStatus,
+  changes: Parameters<typeof repo.updateTransfer>[2] = {},
+): Promise<repo.TransferRow> {
+  if (!MOVES[row.status].includes(to))
+    throw invalidState(`The transfer is ${row.status}; it cannot become ${to}`);
+  const updated = await repo.updateTransfer(tx, row.id, { ...changes, status: to });
+  await publishResourceEvent(tx, deps.catalogue, {
+    organisationId: row.organisation_id,
+    sourceObjectType: 'transfer',
+    object: await transferView(tx, updated),
+    action: to,
+    previousStatus: row.status,
+  });
+  return updated;
+}
+
+/** Takes the source amount from the available balance: net to the clearing account, the fee to the platform. */
+async function fund(tx: PoolClient, row: repo.TransferRow): Promise<void> {
+  const fee = new Decimal(row.fee_amount);
+  const net = new Decimal(row.source_amount).minus(fee);
+  const available = ledger.available(row.organisation_id, row.source_currency);
+  await ledger.post(tx, {
+    type: 'transfer_funding',
+    resourceType: 'transfer',
+    resourceId: row.id,
+    postings: [
+      { account: available, amount: net.negated() },
+      { account: ledger.platform(TRANSFER_CLEARING, row.source_currency), amount: net },
+    ],
+  });
+  if (fee.gt(0)) {
+    await ledger.post(tx, {
+      type: 'fee',
+      resourceType: 'transfer',
+      resourceId: row.id,
+      postings: [
+        { account: available, amount: fee.negated() },
+        { account: ledger.platform('fees', row.source_currency), amount: fee },
+      ],
+    });
+  }
+}
+
+/** Gives the source amount back to the available balance (the fee too: nothing was delivered). */
+async function refund(tx: PoolClient, row: repo.TransferRow, from: 'clearing' | 'fx'): Promise<void> {
+  const fee = new Decimal(row.fee_amount);
+  const net = new Decimal(row.source_amount).minus(fee);
+  const available = ledger.available(row.organisation_id, row.source_currency);
+  const postings: ledger.Posting[] = [
+    {
+      account: ledger.platform(from === 'clearing' ? TRANSFER_CLEARING : FX_POSITION, row.source_currency),
+      amount: net.negated(),
+    },
+    { account: available, amount: net },
+  ];
+  if (fee.gt(0)) {
+    postings.push(
+      { account: ledger.platform('fees', row.source_currency), amount: fee.negated() },
+      { account: available, amount: fee },
+    );
+  }
+  await ledger.post(tx, { type: 'transfer_refund', resourceType: 'transfer', resourceId: row.id, postings });
+}
+
+/** The payout leg of a funded transfer: the net amount converted, and a payout to the beneficiary. */
+async function createPayoutLeg(tx: PoolClient, deps: AppDeps, row: repo.TransferRow): Promise<string> {
+  const net = new Decimal(row.source_amount).minus(new Decimal(row.fee_amount));
+  const destination = new Decimal(row.destination_amount);
+  await ledger.post(tx, {
+    type: 'transfer_funding',
+    resourceType: 'transfer',
+    resourceId: row.id,
+    postings: [
+      { account: ledger.platform(TRANSFER_CLEARING, row.source_currency), amount: net.negated() },
+      { account: ledger.platform(FX_POSITION, row.source_currency), amount: net },
+      { account: ledger.platform(FX_POSITION, row.destination_currency), amount: destination.negated() },
+      { account: ledger.platform(TRANSFER_CLEARING, row.destination_currency), amount: destination },
+    ],
+  });
+  const payout = await openPayout(tx, deps, {
+    organisationId: row.organisation_id,
+    beneficiaryId: row.beneficiary_id,
+    currency: row.destination_currency,
+    amount: destination,
+    reference: row.reference,
+    transferId: row.id,
+    externalId: null,
+  });
+  return payout.id;
+}
+
+/** The deposit leg of a transfer funded from outside: instructions and a unique reference or address. */
+async function createDepositLeg(tx: PoolClient, deps: AppDeps, row: repo.TransferRow): Promise<string> {
+  const deposit = await openDeposit(tx, deps, {
+    organisationId: row.organisation_id,
+    method: row.funding_method as 'bank_transfer' | 'crypto',
+    currency: row.source_currency,
+    expectedAmount: new Decimal(row.source_amount),
+    transferId: row.id,
+    externalId: null,
+    ...(row.network !== null ? { network: row.network } : {}),
+    expiresAt: row.expires_at,
+  });
+  return deposit.id;
+}
+
+/** After a cleared review: balance funding pays out, the others wait for their deposit. */
+async function proceed(tx: PoolClient, deps: AppDeps, row: repo.TransferRow): Promise<repo.TransferRow> {
+  if (row.funding_method === 'balance') {
+    return move(tx, deps, row, 'processing', { payout_id: await createPayoutLeg(tx, deps, row) });
+  }
+  return move(tx, deps, row, 'awaiting_deposit', { deposit_id: await createDepositLeg(tx, deps, row) });
+}
+
+export async function confirmQuote(
+  deps: AppDeps,
+  organisationId: string,
+  quoteId: string,
+  input: ConfirmInput,
+): Promise<TransferView> {
+  await expireIfDue(deps, organisationId, quoteId);
+  // A balance-funded confirm debits the organisation's balance: its transactions share commits.
+  return transactionGroups(deps.pool).run(organisationId, async (tx) => {
+    const quote = await acceptQuote(tx, organisationId, quoteId);
+    const corridor = (await findCorridor(tx, quote.corridor_id))!;
+    const beneficiary = await destinationOf(tx, deps, organisationId, input.beneficiary_id);
+    if (!beneficiary)
+      throw validationFailed('beneficiary_id', 'No beneficiary of the organisation matches beneficiary_id');
+    if (beneficiary.status !== 'active') {
+      throw new AppError(
+        'BENEFICIARY_NOT_ACTIVE',
+        `The beneficiary is ${beneficiary.status}; only an active one is paid`,
+      );
+    }
+    if (
+      beneficiary.country !== corridor.destination_country ||
+      beneficiary.currency !== corridor.destination_currency ||
+      beneficiary.payoutMethod !== corridor.payout_method
+    ) {
+      throw validationFailed(
+        'beneficiary_id',
+        `The quote's corridor pays ${corridor.destination_currency} by ${corridor.payout_method} in ${corridor.destination_country}; ` +
+          `the beneficiary is paid ${beneficiary.currency} by ${beneficiary.payoutMethod} in ${beneficiary.country}`,
+      );
+    }
+    if (input.funding_method === 'crypto' && !isCryptoAsset(quote.source_currency)) {
+      throw validationFailed(
+        'funding_method',
+        `crypto funding needs a crypto source currency, not ${quote.source_currency}`,
+      );
+    }
+    if (input.funding_method !== 'crypto' && input.network !== undefined) {
+      throw validationFailed('network', 'network is for crypto funding only');
+    }
+    const id = newPublicId('trf');
+    // The beneficiary is screened again (D20): a hit holds the transfer in review until the operator decides.
+    const screening = await screen(
+      tx,
+      deps,
+      organisationId,
+      {
+        entity_type: beneficiary.entityType === 'business' ? 'organisation' : 'individual',
+        name: beneficiary.name,
+      },
+      { type: 'transfer', id },
+    );
+    const held = screening.match_status === 'potential_match';
+    const status: TransferStatus = held
+      ? 'in_review'
+      : input.funding_method === 'balance'
+        ? 'processing'
+        : 'awaiting_deposit';
+    let row: repo.TransferRow;
+    try {
+      row = await repo.insertTransfer(tx, {
+        id,
+        organisation_id: organisationId,
+        quote_id: quote.id,
+        corridor_id: quote.corridor_id,
+        beneficiary_id: input.beneficiary_id,
+        external_id: input.external_id ?? null,
+        reference: input.reference ?? null,
+        purpose: input.purpose ?? null,
+        funding_method: input.funding_method,
+        source_currency: quote.source_currency,
+        source_amount: quote.source_amount,
+        fee_amount: quote.fee_amount,
+        rate: quote.rate,
+        destination_currency: quote.destination_currency,
+        destination_amount: quote.destination_amount,
+        status,
+        network: input.network ?? null,
+        expires_at: new Date(Date.now() + TRANSFER_FUNDING_TTL_SECONDS * 1000),
+      });
+    } catch (error) {
+      if (
+        pgErrorCode(error) === PG_UNIQUE_VIOLATION &&
+        pgConstraint(error) === 'transfers_external_id_uniq'
+      ) {
+        throw conflict('The organisation already has a transfer with this external_id');
+      }
+      throw error;
+    }
+    // Balance funding takes the money at confirm (400 INSUFFICIENT_FUNDS: nothing is created), also while
+    // a screening hit holds the transfer; a confirmed match gives it back.
+    if (input.funding_method === 'balance') await fund(tx, row);
+    row = await repo.updateTransfer(tx, id, {
+      screening_id: screening.id,
+      funded: input.funding_method === 'balance',
+      ...(status === 'processing' ? { payout_id: await createPayoutLeg(tx, deps, row) } : {}),
+      ...(status === 'awaiting_deposit' ? { deposit_id: await createDepositLeg(tx, deps, row) } : {}),
+    });
+    // The first status is announced by transfer.created; every later one by transfer.<status> (D14).
+    await publishResourceEvent(tx, deps.catalogue, {
+      organisationId,
+      sourceObjectType: 'transfer',
+      object: await transferView(tx, row),
+      action: 'created',
+      previousStatus: null,
+    });
+    if (status === 'awaiting_deposit' || status === 'in_review') {
+      await scheduleJob(tx, {
+        kind: EXPIRE_TRANSFER_KIND,
+        payload: { transfer_id: id },
+        runAt: row.expires_at,
+        dedupeKey: `${EXPIRE_TRANSFER_KIND}:${id}`,
+      });
+    }
+    return transferView(tx, row);
+  });
+}
+
+async function locked(tx: PoolClient, organisationId: string | null, id: string): Promise<repo.TransferRow> {
+  const row = isPublicId('trf', id) ? await repo.lockTransfer(tx, organisationId, id) : undefined;
+  if (!row) throw notFound('No transfer matches the id');
+  return row;
+}
+
+export async function getTransfer(deps: AppDeps, organisationId: string, id: string): Promise<TransferView> {
+  const row = isPublicId('trf', id) ? await repo.findTransfer(deps.pool, organisationId, id) : undefined;
+  if (!row) throw notFound('No transfer matches the id');
+  return transferView(deps.pool, row);
+}
+
+export async function searchTransfers(
+  deps: AppDeps,
+  organisationId: string,
+  body: TransferSearchInput,
+): Promise<Page<TransferView>> {
+  const query = toSearchQuery<repo.TransferFilters, string>(body);
+  const { rows, total } = await repo.searchTransfers(
+    deps.pool,
+    organisationId,
+    query.filters,
+    query.search,
+    query.sortBy,
+    query.sortDirection,
+    query.pageSize,
+    query.offset,
+  );
+  const items: TransferView[] = [];
+  for (const row of rows) items.push(await transferView(deps.pool, row));
+  return toPage(query, items, total);
+}
+
+/** Ends a transfer that will not go on: its deposit leg stops waiting and any money taken goes back. */
+async function stop(
+  tx: PoolClient,
+  deps: AppDeps,
+  row: repo.TransferRow,
+  to: 'cancelled' | 'expired' | 'rejected',
+  reason: string | null,
+): Promise<repo.TransferRow> {
+  if (!MOVES[row.status].includes(to))
+    throw invalidState(`The transfer is ${row.status}; it cannot become ${to}`);
+  if (row.funded) await refund(tx, row, 'clearing');
+  const stopped = await move(tx, deps, row, to, { status_reason: reason, funded: false });
+  await cancelJob(tx, `${EXPIRE_TRANSFER_KIND}:${row.id}`);
+  return stopped;
+}
+
+/** The client's cancel: only from awaiting_deposit or in_review (D20). */
+export async function cancelTransfer(
+  deps: AppDeps,
+  organisationId: string,
+  id: string,
+): Promise<TransferView> {
+  return transactionGroups(deps.pool).run(organisationId, async (tx) => {
+    const row = await locked(tx, organisationId, id);
+    if (row.status !== 'awaiting_deposit' && row.status !== 'in_review') {
+      throw invalidState(
+        `The transfer is ${row.status}; only a transfer awaiting its deposit or in review can be cancelled`,
+      );
+    }
+    return transferView(tx, await stop(tx, deps, row, 'cancelled', 'cancelled by the client'));
+  });
+}
+
+/** The transfer's durable timer: unfunded at expires_at, it expires (D20). */
+export async function expireTransferJob(tx: PoolClient, deps: AppDeps, id: string): Promise<void> {
+  const row = await repo.lockTransfer(tx, null, id);
+  if (row?.status !== 'awaiting_deposit') return;
+  await stop(tx, deps, row, 'expired', 'not funded in time');
+}
+
+/** Sandbox: expire a transfer awaiting its deposit now. */
+export async function expireTransferNow(
+  deps: AppDeps,
+  organisationId: string,
+  id: string,
+): Promise<TransferView> {
+  return withTransaction(deps.pool, async (tx) => {
+    const row = await locked(tx, organisationId, id);
+    if (row.status !== 'awaiting_deposit')
+      throw invalidState(`The transfer is ${row.status}; only one awaiting its deposit can expire`);
+    return transferView(tx, await stop(tx, deps, row, 'expired', 'not funded in time'));
+  });
+}
+
+/**
+ * A deposit was credited (D20). A transfer's own deposit of at least the source amount funds it: the
+ * source amount is taken from the balance the deposit just credited (an excess stays there) and the
+ * payout starts. A smaller one stays credited to the balance, and the transfer waits on a new deposit
+ * leg for the full amount.
+ */
+export async function onDepositReceived(
+  tx: PoolClient,
+  deps: AppDeps,
+  deposit: ReceivedDeposit,
+): Promise<void> {
+  if (deposit.transferId === null) return;
+  const row = await repo.lockTransfer(tx, deposit.organisationId, deposit.transferId);
+  if (row?.status !== 'awaiting_deposit' || row.deposit_id !== deposit.id) return;
+  if (new Decimal(deposit.amount).gte(new Decimal(row.source_amount))) {
+    await fund(tx, row);
+    await cancelJob(tx, `${EXPIRE_TRANSFER_KIND}:${row.id}`);
+    const funded = await repo.updateTransfer(tx, row.id, { funded: true });
+    await move(tx, deps, funded, 'processing', { payout_id: await createPayoutLeg(tx, deps, funded) });
+    return;
+  }
+  await repo.updateTransfer(tx, row.id, {
+    deposit_id: await createDepositLeg(tx, deps, row),
+    status_reason: `deposit ${deposit.id} brought ${deposit.amount} ${deposit.currency}, less than the source amount; it was credited to the balance`,
+  });
+}
+
+/** The payout leg moved (D20): completed completes the transfer; failed or returned refunds it. */
+export async function onPayoutMoved(tx: PoolClient, deps: AppDeps, payout: MovedPayout): Promise<void> {
+  if (payout.transferId === null) return;
+  const row = await repo.lockTransfer(tx, payout.organisationId, payout.transferId);
+  if (!row || row.payout_id !== payout.id) return;
+  if (payout.status === 'completed' && row.status === 'processing') {
+    await move(tx, deps, row, 'completed', { completed_at: new Date() });
+  } else if (payout.status === 'failed' || payout.status === 'returned') {
+    const refunding = await move(tx, deps, row, 'refunding', {
+      status_reason: `payout ${payout.status}: ${payout.failureReason}`,
+    });
+    await refund(tx, refunding, 'fx');
+    await move(tx, deps, refunding, 'refunded', { funded: false });
+  }
+}
+
+/** The operator reviewed the transfer's screening hit (D18, D20): cleared goes on, confirmed rejects. */
+export async function onScreeningReviewed(
+  tx: PoolClient,
+  deps: AppDeps,
+  screening: ReviewedScreening,
+): Promise<void> {
+  if (screening.source_object_type !== 'transfer' || screening.source_object_id === null) return;
+  const row = await repo.lockTransfer(tx, screening.organisation_id, screening.source_object_id);
+  if (row?.status !== 'in_review' || row.screening_id !== screening.id) return;
+  if (screening.match_status === 'confirmed_match') {
+    await stop(tx, deps, row, 'rejected', 'the beneficiary matched a sanctions list');
+    return;
+  }
+  await proceed(tx, deps, row);
+}
+
+/** Sandbox: a deposit matching the transfer's instructions arrives (default: the source amount). */
+export async function fundTransfer(
+  deps: AppDeps,
+  organisationId: string,
+  id: string,
+  amountText: string | undefined,
+): Promise<TransferView> {
+  return transactionGroups(deps.pool).run(organisationId, async (tx) => {
+    const row = await locked(tx, organisationId, id);
+    if (row.status !== 'awaiting_deposit' || row.deposit_id === null) {
+      throw invalidState(`The transfer is ${row.status}; only a transfer awaiting its deposit can be funded`);
+    }
+    const amount =
+      amountText === undefined
+        ? new Decimal(row.source_amount)
+        : parseAmount(amountText, row.source_currency, 'amount');
+    const deposit = (await payments.lockDeposit(tx, organisationId, row.deposit_id))!;
+    await creditDeposit(tx, deps, deposit, amount);
+    return transferView(tx, (await repo.findTransfer(tx, organisationId, id))!);
+  });
+}

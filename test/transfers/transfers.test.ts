@@ -1,0 +1,394 @@
+// Transfers (D20) through the real app, the real job runner and the sandbox rail: every state transition
+// with its balances, ledger entries and events checked.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ledgerViolations } from '../../src/balances/repository.ts';
+import type { JobRunner } from '../../src/platform/jobs/runner.ts';
+import { errorBody, startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
+import { type ApiClient, apiClient } from '../helpers/http.ts';
+import { until } from '../helpers/wait.ts';
+import {
+  balance,
+  beneficiary,
+  createBeneficiaryTable,
+  eventsOf,
+  runJobs,
+  testBeneficiaries,
+  transactionsOf,
+} from '../payments/fixtures.ts';
+import { activeSubscription, client } from '../webhooks/fixtures.ts';
+
+const QUOTES = '/api/v1/transfers/quotes';
+const TRANSFERS = '/api/v1/transfers';
+const USD_EUR = 'cor_0000SANDBX0000000000000001';
+
+interface TransferJson {
+  id: string;
+  status: string;
+  status_reason: string | null;
+  source_amount: string;
+  fee_amount: string;
+  destination_amount: string;
+  deposit_instructions: Record<string, unknown> | null;
+  deposit: { id: string; status: string; received_amount: string | null } | null;
+  payout: { id: string; status: string; amount: string; currency: string } | null;
+  screening_id: string | null;
+  completed_at: string | null;
+}
+
+describe('transfers (D20)', () => {
+  let t: TestApp;
+  let jobs: JobRunner;
+  before(async () => {
+    t = await startTestApp({ env: { SANDBOX_STEP_DELAY_MS: '0' }, extraAreas: [testBeneficiaries] });
+    await createBeneficiaryTable(t);
+    jobs = runJobs(t);
+  });
+  after(async () => {
+    await jobs.stop();
+    await t.close();
+  });
+
+  async function organisation(): Promise<ApiClient> {
+    const tenant = await t.tenant();
+    await activeSubscription(client(t, tenant), {
+      event_type_codes: [
+        'transfer.created',
+        'transfer.processing',
+        'transfer.completed',
+        'transfer.refunding',
+        'transfer.refunded',
+        'transfer.rejected',
+        'transfer.cancelled',
+        'transfer.expired',
+        'transfer.in_review',
+      ],
+    });
+    return apiClient(t, tenant);
+  }
+  const quote = async (api: ApiClient, sourceAmount = '1000.00') => {
+    const response = await api.post(QUOTES, { corridor_id: USD_EUR, source_amount: sourceAmount });
+    assert.equal(response.statusCode, 201, response.body);
+    return response.json() as { id: string };
+  };
+  const confirm = async (api: ApiClient, quoteId: string, body: Record<string, unknown>) =>
+    api.post(`${QUOTES}/${quoteId}/confirm`, body);
+  const transferOf = async (api: ApiClient, id: string) =>
+    (await api.get(`${TRANSFERS}/${id}`)).json() as TransferJson;
+  const reaches = (api: ApiClient, id: string, status: string) =>
+    until(async () => (await transferOf(api, id)).status === status, 10_000, `transfer ${status}`);
+  const codes = async (id: string) => (await eventsOf(t, id)).map((event) => [event.code, event.previous]);
+
+  it('sends a balance-funded transfer from confirm to completed without another call', async () => {
+    const api = await organisation();
+    const ben = await beneficiary(t, api);
+    const q = await quote(api);
+    const response = await confirm(api, q.id, {
+      beneficiary_id: ben,
+      funding_method: 'balance',
+      reference: 'Rent',
+      purpose: 'family_support',
+    });
+    assert.equal(response.statusCode, 201, response.body);
+    const transfer = response.json() as TransferJson;
+    assert.match(transfer.id, /^trf_[0-9A-HJKMNP-TV-Z]{26}$/);
+    assert.equal(transfer.status, 'processing');
+    assert.equal(transfer.deposit, null);
+    assert.equal(transfer.deposit_instructions, null);
+    assert.deepEqual(
+      { amount: transfer.payout?.amount, currency: transfer.payout?.currency },
+      { amount: '911.27', currency: 'EUR' },
+    );
+    await reaches(api, transfer.id, 'completed');
+    const done = await transferOf(api, transfer.id);
+    assert.equal(done.payout?.status, 'completed');
+    assert.ok(done.completed_at !== null);
+    assert.deepEqual(await balance(api, 'USD'), { available: '999000.00', held: '0.00' });
+    assert.deepEqual(
+      (await transactionsOf(api, transfer.id)).map((entry) => [
+        entry.type,
+        entry.amount,
+        entry.balance_after,
+      ]),
+      [
+        ['transfer_funding', '-994.00', '999006.00'],
+        ['fee', '-6.00', '999000.00'],
+      ],
+    );
+    assert.deepEqual(await codes(transfer.id), [
+      ['transfer.created', null],
+      ['transfer.completed', 'processing'],
+    ]);
+    assert.equal((await api.get(`${QUOTES}/${q.id}`)).json().status, 'accepted');
+    assert.deepEqual(await ledgerViolations(t.db.pool), []);
+  });
+
+  it('refunds the source amount when the payout fails (account ending 1111)', async () => {
+    const api = await organisation();
+    const ben = await beneficiary(t, api, 'DE00000000000000001111');
+    const transfer = (
+      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'balance' })
+    ).json() as TransferJson;
+    await reaches(api, transfer.id, 'refunded');
+    const final = await transferOf(api, transfer.id);
+    assert.equal(final.payout?.status, 'failed');
+    assert.match(final.status_reason ?? '', /account_closed/);
+    assert.deepEqual(await balance(api, 'USD'), { available: '1000000.00', held: '0.00' });
+    assert.deepEqual(await codes(transfer.id), [
+      ['transfer.created', null],
+      ['transfer.refunding', 'processing'],
+      ['transfer.refunded', 'refunding'],
+    ]);
+    assert.deepEqual(
+      (await transactionsOf(api, transfer.id)).map((entry) => [entry.type, entry.amount]),
+      [
+        ['transfer_funding', '-994.00'],
+        ['fee', '-6.00'],
+        ['transfer_refund', '994.00'],
+        ['transfer_refund', '6.00'],
+      ],
+    );
+    assert.deepEqual(await ledgerViolations(t.db.pool), []);
+  });
+
+  it('refunds a completed transfer whose payout is returned (account ending 3333)', async () => {
+    const api = await organisation();
+    const ben = await beneficiary(t, api, 'DE00000000000000003333');
+    const transfer = (
+      await confirm(api, (await quote(api, '100.00')).id, { beneficiary_id: ben, funding_method: 'balance' })
+    ).json() as TransferJson;
+    await reaches(api, transfer.id, 'refunded');
+    assert.deepEqual(await codes(transfer.id), [
+      ['transfer.created', null],
+      ['transfer.completed', 'processing'],
+      ['transfer.refunding', 'completed'],
+      ['transfer.refunded', 'refunding'],
+    ]);
+    assert.deepEqual(await balance(api, 'USD'), { available: '1000000.00', held: '0.00' });
+  });
+
+  it('waits for a bank transfer, and a deposit of the amount funds it', async () => {
+    const api = await organisation();
+    const ben = await beneficiary(t, api);
+    const transfer = (
+      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
+    ).json() as TransferJson;
+    assert.equal(transfer.status, 'awaiting_deposit');
+    assert.equal(transfer.payout, null);
+    assert.equal(transfer.deposit?.status, 'pending');
+    assert.equal(transfer.deposit_instructions?.type, 'bank_transfer');
+    assert.equal(transfer.deposit_instructions?.amount, '1000.00');
+    assert.match(String(transfer.deposit_instructions?.reference), /^PSD/);
+    assert.deepEqual(await balance(api, 'USD'), { available: '1000000.00', held: '0.00' });
+    const funded = await api.post(`/api/v1/sandbox/transfers/${transfer.id}/fund`);
+    assert.equal(funded.statusCode, 200, funded.body);
+    assert.equal((funded.json() as TransferJson).deposit?.status, 'received');
+    await reaches(api, transfer.id, 'completed');
+    // The deposit came in and went out again: the balance is where it was.
+    assert.deepEqual(await balance(api, 'USD'), { available: '1000000.00', held: '0.00' });
+    assert.deepEqual(await codes(transfer.id), [
+      ['transfer.created', null],
+      ['transfer.processing', 'awaiting_deposit'],
+      ['transfer.completed', 'processing'],
+    ]);
+  });
+
+  it('credits an under-payment to the balance and keeps waiting; an over-payment leaves the excess', async () => {
+    const api = await organisation();
+    const ben = await beneficiary(t, api);
+    const transfer = (
+      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
+    ).json() as TransferJson;
+    const first = transfer.deposit!.id;
+    const short = (
+      await api.post(`/api/v1/sandbox/transfers/${transfer.id}/fund`, { amount: '400.00' })
+    ).json() as TransferJson;
+    assert.equal(short.status, 'awaiting_deposit');
+    assert.notEqual(short.deposit?.id, first);
+    assert.equal(short.deposit?.status, 'pending');
+    assert.deepEqual(await balance(api, 'USD'), { available: '1000400.00', held: '0.00' });
+    const over = await api.post(`/api/v1/sandbox/transfers/${transfer.id}/fund`, { amount: '1250.00' });
+    assert.equal(over.statusCode, 200, over.body);
+    await reaches(api, transfer.id, 'completed');
+    assert.deepEqual(await balance(api, 'USD'), { available: '1000650.00', held: '0.00' });
+  });
+
+  it('cancels a transfer awaiting its deposit, and expires another', async () => {
+    const api = await organisation();
+    const ben = await beneficiary(t, api);
+    const a = (
+      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
+    ).json() as TransferJson;
+    const cancelled = await api.post(`${TRANSFERS}/${a.id}/cancel`);
+    assert.equal(cancelled.statusCode, 200);
+    assert.equal(cancelled.json().status, 'cancelled');
+    const again = await api.post(`${TRANSFERS}/${a.id}/cancel`);
+    assert.equal(errorBody(again.body).code, 'INVALID_STATE');
+    const b = (
+      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
+    ).json() as TransferJson;
+    const expired = await api.post(`/api/v1/sandbox/transfers/${b.id}/expire`);
+    assert.equal(expired.json().status, 'expired');
+    assert.deepEqual(await codes(b.id), [
+      ['transfer.created', null],
+      ['transfer.expired', 'awaiting_deposit'],
+    ]);
+  });
+
+  it('holds a transfer to a sanctioned name in review; cleared goes on, confirmed rejects and gives the money back', async () => {
+    const api = await organisation();
+    const admin = (url: string, body: unknown) =>
+      t.app.inject({
+        method: 'POST',
+        url,
+        headers: { authorization: `Bearer ${TEST_ADMIN_KEY}`, 'content-type': 'application/json' },
+        payload: JSON.stringify(body),
+      });
+    const ben = await beneficiary(t, api, 'DE89370400440532013000', 'EUR', 'active', 'Sanctioned Person');
+    const held = (
+      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'balance' })
+    ).json() as TransferJson;
+    assert.equal(held.status, 'in_review');
+    assert.equal(held.payout, null);
+    assert.deepEqual(await balance(api, 'USD'), { available: '999000.00', held: '0.00' });
+    const cleared = await admin(`/admin/v1/screenings/${held.screening_id}/review`, {
+      decision: 'cleared',
+      note: 'a namesake',
+    });
+    assert.equal(cleared.statusCode, 200, cleared.body);
+    await reaches(api, held.id, 'completed');
+
+    const rejected = (
+      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'balance' })
+    ).json() as TransferJson;
+    const confirmed = await admin(`/admin/v1/screenings/${rejected.screening_id}/review`, {
+      decision: 'confirmed_match',
+      note: 'listed',
+    });
+    assert.equal(confirmed.statusCode, 200, confirmed.body);
+    const final = await transferOf(api, rejected.id);
+    assert.equal(final.status, 'rejected');
+    assert.deepEqual(await codes(rejected.id), [
+      ['transfer.created', null],
+      ['transfer.rejected', 'in_review'],
+    ]);
+    assert.deepEqual(await balance(api, 'USD'), { available: '999000.00', held: '0.00' });
+  });
+
+  it('refuses what D20 refuses, creating nothing', async () => {
+    const api = await organisation();
+    const ben = await beneficiary(t, api);
+    const gbp = await beneficiary(t, api, 'GB33BUKB20201555555555', 'GBP', 'active', 'Ada Lovelace', 'GB');
+    const blocked = await beneficiary(t, api, 'DE89370400440532013000', 'EUR', 'blocked');
+    const big = await quote(api, '50000.00');
+    await api.post('/api/v1/sandbox/balances/top-up', { currency: 'USD', amount: '1.00' });
+    const cases: [string, Record<string, unknown>, number, string, string | undefined][] = [
+      [
+        (await quote(api)).id,
+        { beneficiary_id: gbp, funding_method: 'balance' },
+        422,
+        'VALIDATION_FAILED',
+        'beneficiary_id',
+      ],
+      [
+        (await quote(api)).id,
+        { beneficiary_id: blocked, funding_method: 'balance' },
+        400,
+        'BENEFICIARY_NOT_ACTIVE',
+        undefined,
+      ],
+      [
+        (await quote(api)).id,
+        { beneficiary_id: ben, funding_method: 'crypto' },
+        422,
+        'VALIDATION_FAILED',
+        'funding_method',
+      ],
+      [
+        (await quote(api)).id,
+        { beneficiary_id: 'ben_nope', funding_method: 'balance' },
+        422,
+        'VALIDATION_FAILED',
+        'beneficiary_id',
+      ],
+    ];
+    for (const [quoteId, body, status, code, field] of cases) {
+      const response = await confirm(api, quoteId, body);
+      assert.equal(response.statusCode, status, `${JSON.stringify(body)}: ${response.body}`);
+      assert.equal(errorBody(response.body).code, code);
+      assert.equal(errorBody(response.body).field, field);
+      assert.equal((await api.get(`${QUOTES}/${quoteId}`)).json().status, 'open', 'the quote stays open');
+    }
+    // Balance too low: 20 x 50,000 would need 1,000,000 more than there is after the first 19.
+    for (let index = 0; index < 19; index++) {
+      const q = await quote(api, '50000.00');
+      assert.equal(
+        (await confirm(api, q.id, { beneficiary_id: ben, funding_method: 'balance' })).statusCode,
+        201,
+      );
+    }
+    const short = await confirm(api, big.id, { beneficiary_id: ben, funding_method: 'balance' });
+    assert.equal(short.statusCode, 201, 'the 20th still fits: 1,000,001.00 - 19 x 50,000.00');
+    const poor = await confirm(api, (await quote(api, '50000.00')).id, {
+      beneficiary_id: ben,
+      funding_method: 'balance',
+    });
+    assert.equal(poor.statusCode, 400);
+    assert.equal(errorBody(poor.body).code, 'INSUFFICIENT_FUNDS');
+    const expired = await quote(api);
+    await api.post(`/api/v1/sandbox/quotes/${expired.id}/expire`);
+    const late = await confirm(api, expired.id, { beneficiary_id: ben, funding_method: 'balance' });
+    assert.equal(errorBody(late.body).code, 'QUOTE_EXPIRED');
+    const used = await confirm(api, big.id, { beneficiary_id: ben, funding_method: 'balance' });
+    assert.equal(errorBody(used.body).code, 'INVALID_STATE');
+  });
+
+  it('creates one transfer from two concurrent confirms with the same Idempotency-Key', async () => {
+    const api = await organisation();
+    const ben = await beneficiary(t, api);
+    const q = await quote(api);
+    const body = { beneficiary_id: ben, funding_method: 'balance' };
+    const [a, b] = await Promise.all([
+      api.post(`${QUOTES}/${q.id}/confirm`, body, { 'idempotency-key': 'confirm-1' }),
+      api.post(`${QUOTES}/${q.id}/confirm`, body, { 'idempotency-key': 'confirm-1' }),
+    ]);
+    const statuses = [a.statusCode, b.statusCode].sort();
+    assert.ok(
+      JSON.stringify(statuses) === '[201,201]' || JSON.stringify(statuses) === '[201,409]',
+      `statuses ${statuses}`,
+    );
+    const page = (await api.post(`${TRANSFERS}/search`, { filters: { quote_id: [q.id] } })).json() as {
+      total: number;
+    };
+    assert.equal(page.total, 1);
+    assert.deepEqual(await balance(api, 'USD').then((value) => value.available), '999000.00');
+  });
+
+  it('keeps organisations apart and searches by status, id and reference', async () => {
+    const mine = await organisation();
+    const theirs = await organisation();
+    const ben = await beneficiary(t, mine);
+    const transfer = (
+      await confirm(mine, (await quote(mine)).id, {
+        beneficiary_id: ben,
+        funding_method: 'bank_transfer',
+        reference: 'Invoice 77',
+      })
+    ).json() as TransferJson;
+    assert.equal((await theirs.get(`${TRANSFERS}/${transfer.id}`)).statusCode, 404);
+    assert.equal((await theirs.post(`${TRANSFERS}/${transfer.id}/cancel`)).statusCode, 404);
+    const byText = (await mine.post(`${TRANSFERS}/search`, { search: 'invoice 7' })).json() as {
+      total: number;
+    };
+    assert.equal(byText.total, 1);
+    const byId = (await mine.post(`${TRANSFERS}/search`, { search: transfer.id })).json() as {
+      total: number;
+    };
+    assert.equal(byId.total, 1);
+    const byStatus = (
+      await mine.post(`${TRANSFERS}/search`, { filters: { status: ['awaiting_deposit'] } })
+    ).json() as { total: number };
+    assert.equal(byStatus.total, 1);
+    assert.equal(((await theirs.post(`${TRANSFERS}/search`, {})).json() as { total: number }).total, 0);
+  });
+});

@@ -140,7 +140,12 @@ export function startJobRunner(deps: AppDeps, log: Logger, options: JobRunnerOpt
   ).catch((error: unknown) => log.error({ err: error }, 'could not schedule the idempotency key purge'));
   const running = started.then(() => Promise.all(Array.from({ length: lanes }, lane)));
   const listener =
-    options.listen === false ? undefined : listenOnChannel(deps.pool, log, wake, repo.JOBS_CHANNEL);
+    options.listen === false
+      ? undefined
+      : listenOnChannel(deps.pool, log, wake, repo.JOBS_CHANNEL, {
+          // Named apart from the delivery worker's listener, so that operators (and tests) can tell them.
+          applicationName: `${deps.pool.options.application_name ?? 'payment-service'}:jobs-listen`,
+        });
   log.info({ lanes, kinds: kinds.length }, 'job runner started');
 
   return {

@@ -6,12 +6,6 @@
 import type { EventType } from '../platform/area.ts';
 
 export const PAYMENT_EVENT_TYPES: readonly EventType[] = [
-  { code: 'beneficiary.created', description: 'A beneficiary was created.' },
-  { code: 'beneficiary.updated', description: 'A beneficiary was updated.' },
-  { code: 'beneficiary.in_review', description: 'A beneficiary is held for compliance review.' },
-  { code: 'beneficiary.activated', description: 'A beneficiary became active and can receive payouts.' },
-  { code: 'beneficiary.blocked', description: 'A beneficiary was blocked.' },
-  { code: 'beneficiary.deleted', description: 'A beneficiary was deleted.' },
   { code: 'deposit_address.created', description: 'A crypto deposit address was created.' },
   { code: 'deposit_address.disabled', description: 'A crypto deposit address was disabled.' },
 ];

@@ -4,6 +4,7 @@
 // The account fields are sealed with the D13 key before they reach the database, and opened only to
 // answer the organisation that owns them and to pay them.
 
+import stringify from 'safe-stable-stringify';
 import { PAYOUT_METHODS } from '../corridors/schemas.ts';
 import { activeRoutesTo } from '../corridors/service.ts';
 import {
@@ -307,7 +308,8 @@ async function lockOrThrow(tx: PoolClient, organisationId: string, id: string): 
   return row;
 }
 
-const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+/** Equal as JSON whatever the key order (jsonb keeps its own order). */
+const sameJson = (a: unknown, b: unknown): boolean => stringify(a) === stringify(b);
 
 /**
  * PATCH (D19): name, address, email, date_of_birth and the account, merged over the beneficiary and judged

@@ -520,6 +520,13 @@ describe('beneficiary lifecycle', () => {
       assert.equal(second.statusCode, 201);
       assert.equal(second.headers['idempotent-replayed'], 'true');
       assert.equal(second.body, first.body);
+      // The stored response holds the account too: it is sealed like the beneficiary's own row.
+      const stored = await t.db.pool.query<{ response_body: string }>(
+        'SELECT response_body FROM idempotency_keys WHERE organisation_id = $1 AND key = $2',
+        [api.tenant.organisationId, headers['idempotency-key']],
+      );
+      assert.match(stored.rows[0]!.response_body, /^v1\./);
+      assert.ok(!stored.rows[0]!.response_body.includes('0000014579'));
       const page = (await api.post(`${BENEFICIARIES}/search`, { search: 'Ngozi Eze' })).json() as {
         total: number;
       };

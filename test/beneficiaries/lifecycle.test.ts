@@ -572,20 +572,42 @@ describe('beneficiary lifecycle', () => {
       assert.equal(await destination(org, 'not-an-id'), undefined);
     });
 
-    it("the sandbox's magic endings can be given to every rail that reads an account number", async () => {
+    it("every account of the sandbox guide's magic endings table is valid and is the payout identifier", async () => {
       const org = api.tenant.organisationId;
-      for (const [key, account] of [
-        ['US', { account_number: '000011111111' }],
-        ['GB', { account_number: '12342222' }],
-        ['DE', { iban: 'DE22370400440532013333', bic: undefined }],
-        ['MX', { clabe: '002180000000044447' }],
-        ['NG', { account_number: '0000021111' }],
-        ['KE', { mobile_number: '+254700002222' }],
-      ] as const) {
-        const created = await createBeneficiary(api, bodyOf(key, { account }));
-        const found = await destination(org, created.id);
-        const given = Object.values(account).find((value) => value !== undefined)!;
-        assert.equal(found?.accountIdentifier, given);
+      // docs/integrator/sandbox.md, "Beneficiaries: magic names and account endings".
+      const table: [keyof typeof VALID, string, string[]][] = [
+        [
+          'DE',
+          'iban',
+          [
+            'DE70370400440532011111',
+            'DE46370400440532012222',
+            'DE22370400440532013333',
+            'DE95370400440532014444',
+          ],
+        ],
+        ['GB', 'account_number', ['12341111', '12342222', '12343333', '12344444']],
+        ['US', 'account_number', ['000011111111', '000022222222', '000033333333', '000044444444']],
+        ['IN', 'account_number', ['123456781111', '123456782222', '123456783333', '123456784444']],
+        [
+          'MX',
+          'clabe',
+          ['002180000000011111', '002180000000052222', '002180000000093333', '002180000000034444'],
+        ],
+        ['NG', 'account_number', ['0000021111', '0000042222', '0000063333', '0000084444']],
+        ['PH', 'account_number', ['1234561111', '1234562222', '1234563333', '1234564444']],
+        ['KE', 'mobile_number', ['+254700001111', '+254700002222', '+254700003333', '+254700004444']],
+      ];
+      for (const [key, field, values] of table) {
+        for (const [index, value] of values.entries()) {
+          const created = await createBeneficiary(
+            api,
+            bodyOf(key, { account: { [field]: value, bic: key === 'PH' ? 'BNORPHMM' : undefined } }),
+          );
+          const found = await destination(org, created.id);
+          assert.equal(found?.accountIdentifier, value);
+          assert.equal(value.slice(-4), String(index + 1).repeat(4));
+        }
       }
     });
 

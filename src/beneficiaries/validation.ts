@@ -41,7 +41,8 @@ export interface ValidatedBeneficiary {
   identifier: string;
 }
 
-function normalise(value: string, how: Normalisation): string {
+/** A value as it is judged and stored. */
+export function normalise(value: string, how: Normalisation): string {
   switch (how) {
     case 'trim':
       return value.trim();

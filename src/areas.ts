@@ -2,11 +2,12 @@
 // (routes, operator API and CLI, scopes, event catalogue, sandbox seeding, timers) reads this list;
 // migrations are found in each area's `migrations/` folder by the runner.
 import { balancesArea } from './balances/module.ts';
+import { cryptoArea } from './crypto/module.ts';
 import { buildCatalogue } from './platform/area.ts';
 import type { AppDeps } from './platform/deps.ts';
 import { webhooksArea } from './webhooks/module.ts';
 
-export const AREAS = [webhooksArea, balancesArea] as const;
+export const AREAS = [webhooksArea, balancesArea, cryptoArea] as const;
 
 export const CATALOGUE = buildCatalogue(AREAS);
 

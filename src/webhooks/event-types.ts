@@ -35,6 +35,4 @@ export const PAYMENT_EVENT_TYPES: readonly EventType[] = [
   { code: 'beneficiary.deleted', description: 'A beneficiary was deleted.' },
   { code: 'screening.completed', description: 'A sanctions screening completed.' },
   { code: 'screening.resolved', description: 'A sanctions screening hit was resolved by review.' },
-  { code: 'deposit_address.created', description: 'A crypto deposit address was created.' },
-  { code: 'deposit_address.disabled', description: 'A crypto deposit address was disabled.' },
 ];

@@ -12,6 +12,7 @@ import { type ResultRecord, textTable, writeResult } from './lib/results.ts';
 import { createContext, type Scenario, type ScenarioResult } from './lib/scenario.ts';
 import { loadSettings, type Settings } from './lib/settings.ts';
 import { api } from './scenarios/api.ts';
+import { cryptoAddresses } from './scenarios/crypto-addresses.ts';
 import { deliveryLatency } from './scenarios/delivery-latency.ts';
 import { deliveryLimit } from './scenarios/delivery-limit.ts';
 import { deliveryThroughput } from './scenarios/delivery-throughput.ts';
@@ -28,6 +29,7 @@ const SCENARIOS: Scenario[] = [
   slowEndpoint,
   api,
   ledgerScenario,
+  cryptoAddresses,
 ];
 
 const RESULTS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results');

@@ -9,6 +9,7 @@ import { mnemonicToSeedSync } from '@scure/bip39';
 import { createClient, createOrganisation } from '../../src/admin/service.ts';
 import { encodeAddress } from '../../src/crypto/derivation.ts';
 import { SANDBOX_ACCOUNT_KEYS } from '../../src/crypto/keys.ts';
+import { cryptoArea } from '../../src/crypto/module.ts';
 import type { KeyFamily } from '../../src/crypto/networks.ts';
 import { findAddressByNetworkAndAddress } from '../../src/crypto/service.ts';
 import { createPool } from '../../src/db/pool.ts';
@@ -520,6 +521,17 @@ describe('crypto networks and deposit addresses (sandbox)', () => {
     assert.equal((await get('/admin/v1/crypto/account-keys')).json()[0].first_addresses.length, 5);
     expectError(await get('/admin/v1/crypto/account-keys?count=101'), 422, 'VALIDATION_FAILED', 'count');
     expectError(await get('/admin/v1/crypto/account-keys', 'wrong-key-wrong-key-wrong'), 401, 'UNAUTHORIZED');
+  });
+
+  it('the operator CLI command crypto-keys asks the operator API for the keys', async () => {
+    const command = cryptoArea.cliCommands!.find((candidate) => candidate.name === 'crypto-keys')!;
+    assert.deepEqual(await command.requests([], {}), [
+      { method: 'GET', path: '/admin/v1/crypto/account-keys' },
+    ]);
+    assert.deepEqual(await command.requests([], { count: '12' }), [
+      { method: 'GET', path: '/admin/v1/crypto/account-keys?count=12' },
+    ]);
+    await assert.rejects(command.requests([], { count: 'all' }), /--count must be a whole number/);
   });
 });
 

@@ -22,8 +22,9 @@ export interface Network {
   addressFormat: AddressFormat;
   /**
    * Confirmations after which a deposit counts as received, unless CRYPTO_CONFIRMATIONS says otherwise.
-   * Ethereum: 12 blocks (about 2.5 minutes), the figure exchanges long used before finality checkpoints;
-   * Polygon PoS: 128 blocks (about 4.5 minutes), deep enough for the reorganisations the chain has had;
+   * Ethereum: 12 blocks (about 2.5 minutes), the figure exchanges long used; finality takes two epochs
+   * (64 blocks, about 13 minutes) for an operator who wants to wait for it;
+   * Polygon PoS: 128 blocks (about 4.5 minutes), a depth custodians commonly use on that chain;
    * Tron: 19 blocks, when a block is solidified (confirmed by 2/3 of its 27 super representatives);
    * Bitcoin: 3 blocks (about 30 minutes), as most custodial services credit BTC deposits.
    */

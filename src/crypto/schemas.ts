@@ -2,7 +2,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { FilterList, pageSchema, searchBodySchema } from '../platform/search.ts';
 import { StoredText, StringEnum } from '../webhooks/api-schemas.ts';
-import { ADDRESS_FORMATS, CRYPTO_ASSETS, NETWORK_CODES } from './networks.ts';
+import { ADDRESS_FORMATS, CRYPTO_ASSETS, KEY_FAMILIES, NETWORK_CODES } from './networks.ts';
 
 export const DEPOSIT_ADDRESS_STATUSES = ['active', 'disabled'] as const;
 export type DepositAddressStatus = (typeof DEPOSIT_ADDRESS_STATUSES)[number];
@@ -142,7 +142,7 @@ export const AccountKeysQuery = Type.Object(
 );
 
 export const AccountKey = Type.Object({
-  family: StringEnum(['evm', 'tron', 'bitcoin'] as const),
+  family: StringEnum(KEY_FAMILIES),
   variable: Type.String({ description: 'The environment variable the key comes from.' }),
   networks: Type.Array(NetworkCode),
   configured: Type.Boolean({ description: 'False: the family is not offered (no key).' }),

@@ -6,6 +6,7 @@ import { createLocalJWKSet, type JWK, jwtVerify } from 'jose';
 import * as client from 'openid-client';
 import { createClient, createOrganisation } from '../../src/admin/service.ts';
 import { buildApp } from '../../src/app.ts';
+import { CATALOGUE } from '../../src/areas.ts';
 import type { Pool } from '../../src/db/pool.ts';
 import { LogCapture, startTestApp, type TestApp } from '../helpers/app.ts';
 import { basic, decodeJwt, FORM, form, postToken, TOKEN_PATH } from './support.ts';
@@ -55,7 +56,9 @@ describe('token endpoint', () => {
       assert.equal(body.expires_in, 300);
       assert.equal(body.refresh_expires_in, 0);
       assert.equal(body['not-before-policy'], 0);
-      assert.equal(body.scope, 'webhooks:read webhooks:write');
+      // The sandbox client holds every scope the areas declare (D6, D14).
+      assert.equal(body.scope, CATALOGUE.scopes.join(' '));
+      assert.ok(CATALOGUE.scopes.includes('webhooks:read') && CATALOGUE.scopes.includes('crypto:write'));
     });
 
     it('issues a token for HTTP Basic credentials (client_secret_basic)', async () => {
@@ -89,7 +92,7 @@ describe('token endpoint', () => {
       assert.equal(payload.sub, 'sandbox-client');
       assert.equal(payload.azp, 'sandbox-client');
       assert.equal(payload.org_id, '00000000-0000-7000-8000-000000000001');
-      assert.equal(payload.scope, 'webhooks:read webhooks:write');
+      assert.equal(payload.scope, CATALOGUE.scopes.join(' '));
       assert.equal((payload.exp as number) - (payload.iat as number), 300);
       assert.match(payload.jti as string, /^[0-9a-f-]{36}$/);
     });
@@ -326,7 +329,7 @@ describe('token endpoint', () => {
         'client_secret_post',
         'client_secret_basic',
       ]);
-      assert.deepEqual(body.scopes_supported, ['webhooks:read', 'webhooks:write']);
+      assert.deepEqual(body.scopes_supported, [...CATALOGUE.scopes]);
     });
   });
 });

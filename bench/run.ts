@@ -13,6 +13,7 @@ import { createContext, type Scenario, type ScenarioResult } from './lib/scenari
 import { loadSettings, type Settings } from './lib/settings.ts';
 import { api } from './scenarios/api.ts';
 import { banks } from './scenarios/banks.ts';
+import { cryptoAddresses } from './scenarios/crypto-addresses.ts';
 import { deliveryLatency } from './scenarios/delivery-latency.ts';
 import { deliveryLimit } from './scenarios/delivery-limit.ts';
 import { deliveryThroughput } from './scenarios/delivery-throughput.ts';
@@ -34,6 +35,7 @@ const SCENARIOS: Scenario[] = [
   fxRates,
   banks,
   screening,
+  cryptoAddresses,
 ];
 
 const RESULTS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results');

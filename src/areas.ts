@@ -4,6 +4,7 @@
 import { balancesArea } from './balances/module.ts';
 import { banksArea } from './banks/module.ts';
 import { corridorsArea } from './corridors/module.ts';
+import { cryptoArea } from './crypto/module.ts';
 import { fxArea } from './fx/module.ts';
 import { paymentsArea } from './payments/module.ts';
 import { buildCatalogue } from './platform/area.ts';
@@ -20,6 +21,7 @@ export const AREAS = [
   sanctionsArea,
   balancesArea,
   paymentsArea,
+  cryptoArea,
   transfersArea,
 ] as const;
 

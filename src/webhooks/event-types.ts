@@ -12,6 +12,4 @@ export const PAYMENT_EVENT_TYPES: readonly EventType[] = [
   { code: 'beneficiary.activated', description: 'A beneficiary became active and can receive payouts.' },
   { code: 'beneficiary.blocked', description: 'A beneficiary was blocked.' },
   { code: 'beneficiary.deleted', description: 'A beneficiary was deleted.' },
-  { code: 'deposit_address.created', description: 'A crypto deposit address was created.' },
-  { code: 'deposit_address.disabled', description: 'A crypto deposit address was disabled.' },
 ];

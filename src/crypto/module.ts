@@ -1,9 +1,15 @@
-// Crypto deposit addresses (D22): the networks on offer, and addresses derived from the operator's account
-// public keys (src/config.ts reads and checks the keys). Inbound deposits to these addresses belong to the
-// payments area, which finds an address's organisation with findAddressByNetworkAndAddress (service.ts).
+// Crypto deposit addresses (D22): the networks on offer, addresses derived from the operator's account
+// public keys (src/config.ts reads and checks the keys), and inbound funds to them, recorded as deposits of
+// the payments area (inbound.ts). A crypto deposit or transfer gets an address of its own through
+// `allocateDepositAddress`.
 import type { Area, CliCommand } from '../platform/area.ts';
+import { validationFailed } from '../platform/errors.ts';
 import { PAYMENT_SCOPES } from '../platform/scopes.ts';
+import { SANDBOX_CONFIRM_KIND, sandboxConfirm } from './inbound.ts';
+import { registerInboundAdminRoutes, registerInboundSandboxRoutes } from './inbound-routes.ts';
+import { isNetworkCode } from './networks.ts';
 import { registerCryptoAdminRoutes, registerCryptoRoutes } from './routes.ts';
+import { openDepositAddress } from './service.ts';
 
 const accountKeysCommand: CliCommand = {
   name: 'crypto-keys',
@@ -26,6 +32,21 @@ export const cryptoArea: Area = {
     { code: 'deposit_address.disabled', description: 'A crypto deposit address was disabled.' },
   ],
   routes: registerCryptoRoutes,
-  adminRoutes: registerCryptoAdminRoutes,
+  adminRoutes: (admin, deps) => {
+    registerCryptoAdminRoutes(admin, deps);
+    registerInboundAdminRoutes(admin, deps);
+  },
+  sandboxRoutes: registerInboundSandboxRoutes,
   cliCommands: [accountKeysCommand],
+  jobs: { [SANDBOX_CONFIRM_KIND]: (tx, payload, deps) => sandboxConfirm(tx, deps, payload) },
+  async allocateDepositAddress(tx, deps, organisationId, network, asset) {
+    if (!isNetworkCode(network)) throw validationFailed('network', `Unknown network ${network}`);
+    const row = await openDepositAddress(tx, deps, organisationId, {
+      network,
+      asset,
+      label: 'deposit',
+      externalId: null,
+    });
+    return { address: row.address };
+  },
 };

@@ -3,6 +3,7 @@
 // holds no private key.
 import {
   PG_UNIQUE_VIOLATION,
+  type PoolClient,
   pgConstraint,
   pgErrorCode,
   type Queryable,
@@ -16,7 +17,14 @@ import { toIso } from '../platform/time.ts';
 import { publishResourceEvent } from '../webhooks/publish.ts';
 import { addressLookupKey, deriveAddress } from './derivation.ts';
 import { KEY_VARIABLES } from './keys.ts';
-import { isNetworkCode, KEY_FAMILIES, NETWORK_CODES, NETWORKS, type NetworkCode } from './networks.ts';
+import {
+  type CryptoAsset,
+  isNetworkCode,
+  KEY_FAMILIES,
+  NETWORK_CODES,
+  NETWORKS,
+  type NetworkCode,
+} from './networks.ts';
 import * as repo from './repository.ts';
 import type {
   AccountKeyView,
@@ -69,8 +77,31 @@ export async function createDepositAddress(
   organisationId: string,
   input: CreateDepositAddressInput,
 ): Promise<DepositAddressView> {
+  return withTransaction(deps.pool, async (tx) =>
+    depositAddressView(
+      await openDepositAddress(tx, deps, organisationId, {
+        network: input.network,
+        asset: input.asset,
+        label: input.label ?? null,
+        externalId: input.external_id ?? null,
+      }),
+    ),
+  );
+}
+
+/**
+ * A new address of the organisation's own, in the caller's transaction (a crypto deposit's own address
+ * is made this way, D20/D22): 422 on `asset` when the network does not carry it, 400
+ * CORRIDOR_UNAVAILABLE when the network's key is not configured. Publishes deposit_address.created.
+ */
+export async function openDepositAddress(
+  tx: PoolClient,
+  deps: AppDeps,
+  organisationId: string,
+  input: { network: NetworkCode; asset: string; label: string | null; externalId: string | null },
+): Promise<repo.DepositAddressRow> {
   const network = NETWORKS[input.network];
-  if (!network.assets.includes(input.asset)) {
+  if (!(network.assets as readonly string[]).includes(input.asset)) {
     throw validationFailed(
       'asset',
       `asset ${input.asset} is not offered on ${network.code}; it offers ${network.assets.join(', ')}`,
@@ -83,48 +114,42 @@ export async function createDepositAddress(
       `Deposit addresses on ${network.code} are not offered: see GET /api/v1/crypto/networks`,
     );
   }
-  const externalId = input.external_id ?? null;
-  return withTransaction(deps.pool, async (tx) => {
-    // Checked before the key's index is taken, so that a refused create holds the key's row lock for no
-    // time; a concurrent create with the same external_id is stopped by the unique index instead.
-    if (externalId !== null && (await repo.findByExternalId(tx, organisationId, externalId))) {
-      throw duplicateExternalId();
-    }
-    const { keyId, index } = await repo.takeNextIndex(tx, key.family, key.canonicalKey, key.accountPath);
-    const derived = deriveAddress(key, index);
-    const row = await repo
-      .insertDepositAddress(tx, {
-        id: newPublicId(DEPOSIT_ADDRESS_PREFIX),
-        organisationId,
-        network: network.code,
-        family: network.family,
-        asset: input.asset,
-        address: derived.address,
-        addressLookup: addressLookupKey(network.family, derived.address),
-        accountKeyId: keyId,
-        derivationIndex: index,
-        derivationPath: derived.derivationPath,
-        label: input.label ?? null,
-        externalId,
-      })
-      .catch((error: unknown) => {
-        if (
-          pgErrorCode(error) === PG_UNIQUE_VIOLATION &&
-          pgConstraint(error) === repo.EXTERNAL_ID_UNIQUE_INDEX
-        )
-          throw duplicateExternalId();
-        throw error;
-      });
-    const view = depositAddressView(row);
-    await publishResourceEvent(tx, deps.catalogue, {
+  const externalId = input.externalId;
+  // Checked before the key's index is taken, so that a refused create holds the key's row lock for no
+  // time; a concurrent create with the same external_id is stopped by the unique index instead.
+  if (externalId !== null && (await repo.findByExternalId(tx, organisationId, externalId))) {
+    throw duplicateExternalId();
+  }
+  const { keyId, index } = await repo.takeNextIndex(tx, key.family, key.canonicalKey, key.accountPath);
+  const derived = deriveAddress(key, index);
+  const row = await repo
+    .insertDepositAddress(tx, {
+      id: newPublicId(DEPOSIT_ADDRESS_PREFIX),
       organisationId,
-      sourceObjectType: SOURCE_OBJECT_TYPE,
-      object: view,
-      action: 'created',
-      previousStatus: null,
+      network: network.code,
+      family: network.family,
+      asset: input.asset as CryptoAsset,
+      address: derived.address,
+      addressLookup: addressLookupKey(network.family, derived.address),
+      accountKeyId: keyId,
+      derivationIndex: index,
+      derivationPath: derived.derivationPath,
+      label: input.label,
+      externalId,
+    })
+    .catch((error: unknown) => {
+      if (pgErrorCode(error) === PG_UNIQUE_VIOLATION && pgConstraint(error) === repo.EXTERNAL_ID_UNIQUE_INDEX)
+        throw duplicateExternalId();
+      throw error;
     });
-    return view;
+  await publishResourceEvent(tx, deps.catalogue, {
+    organisationId,
+    sourceObjectType: SOURCE_OBJECT_TYPE,
+    object: depositAddressView(row),
+    action: 'created',
+    previousStatus: null,
   });
+  return row;
 }
 
 export async function getDepositAddress(

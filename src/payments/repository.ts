@@ -275,3 +275,33 @@ export async function search<Row extends { id: unknown }>(
     values,
   });
 }
+
+/** The deposit a chain notification recorded before (D22: idempotent by network, tx hash and log index). */
+export async function lockDepositByChain(
+  db: Queryable,
+  network: string,
+  txHash: string,
+  logIndex: number | null,
+): Promise<DepositRow | undefined> {
+  const result = await db.query<DepositRow>(
+    `SELECT ${DEPOSIT_COLUMNS} FROM deposits
+     WHERE network = $1 AND tx_hash = $2 AND coalesce(log_index, -1) = coalesce($3::integer, -1) FOR UPDATE`,
+    [network, txHash, logIndex],
+  );
+  return result.rows[0];
+}
+
+/** The oldest pending deposit waiting on this address for this asset (a transfer's own address, D20). */
+export async function lockPendingDepositAt(
+  db: Queryable,
+  address: string,
+  currency: string,
+): Promise<DepositRow | undefined> {
+  const result = await db.query<DepositRow>(
+    `SELECT ${DEPOSIT_COLUMNS} FROM deposits
+     WHERE address = $1 AND currency = $2 AND status = 'pending' AND tx_hash IS NULL
+     ORDER BY created_at LIMIT 1 FOR UPDATE`,
+    [address, currency],
+  );
+  return result.rows[0];
+}

@@ -58,6 +58,8 @@ export interface Config {
   depositBankAccounts: Readonly<Record<string, CollectionAccount>>;
   /** QUOTE_TTL_SECONDS: how long a quote stays open (D20). */
   quoteTtlSeconds: number;
+  /** TRANSFER_FUNDING_TTL_SECONDS: how long a transfer waits for its funds before it expires (D20). */
+  transferFundingTtlSeconds: number;
   /** DEPOSIT_TTL_SECONDS: how long a deposit waits for its funds before it expires (D21). */
   depositTtlSeconds: number;
   /** Durable timers (D21): job batches one worker runs at once. */
@@ -463,6 +465,7 @@ export function loadConfig(env: Env = process.env): Config {
     sandboxStepDelayMs: int(env, 'SANDBOX_STEP_DELAY_MS', 2_000, 0, 3_600_000),
     depositTtlSeconds: int(env, 'DEPOSIT_TTL_SECONDS', 86_400, 60, 31_536_000),
     quoteTtlSeconds: int(env, 'QUOTE_TTL_SECONDS', 900, 10, 86_400),
+    transferFundingTtlSeconds: int(env, 'TRANSFER_FUNDING_TTL_SECONDS', 86_400, 60, 31_536_000),
     depositBankAccounts: collectionAccounts(env, appEnv),
     fxPegs: parseFxPegs(str(env, 'FX_PEGS', DEFAULT_FX_PEGS)),
     fxRateMaxAgeHours: int(env, 'FX_RATE_MAX_AGE_HOURS', 72, 1, 8_760),

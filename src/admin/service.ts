@@ -5,7 +5,7 @@ import { ALL_SCOPES } from '../auth/scopes.ts';
 import type { AppDeps } from '../platform/deps.ts';
 import { notFound, validationFailed } from '../platform/errors.ts';
 import { isUuid, newUuid } from '../platform/ids.ts';
-import { generateClientSecret, hashSecret } from '../platform/secrets.ts';
+import { generateClientSecret } from '../platform/secrets.ts';
 import { toIso } from '../platform/time.ts';
 import * as organisations from './repository.ts';
 
@@ -60,7 +60,7 @@ export async function createClient(
     organisation_id: input.organisation_id,
     realm: deps.config.authRealm,
     name: input.name ?? null,
-    secret_hash: await hashSecret(secret),
+    secret_hash: deps.secretBox.hashClientSecret(secret),
     scopes: [...new Set(scopes)],
   });
   // The secret is returned here and never again (D7).
@@ -85,11 +85,17 @@ function clientView(row: clients.ClientRow): ClientView {
   };
 }
 
-/** Sandbox (D1): the sandbox organisation and the shared test credentials, created on first start. */
+/**
+ * Sandbox (D1): the sandbox organisation and the shared test credentials, created on first start.
+ * SANDBOX_CLIENT_SECRET is configuration, so on every start the stored hash is brought in line with
+ * it: re-hashed when it is scrypt, a configured secret that changed, or keyed with another
+ * SECRETS_ENCRYPTION_KEY. The credentials the start-up banner prints therefore always work.
+ */
 export async function seedSandbox(deps: AppDeps): Promise<{ clientId: string; clientSecret: string }> {
   const { sandboxClientId, sandboxClientSecret, authRealm } = deps.config;
   await organisations.insertOrganisation(deps.pool, SANDBOX_ORGANISATION_ID, 'Sandbox organisation');
   const existing = await clients.findClient(deps.pool, sandboxClientId);
+  const hash = deps.secretBox.hashClientSecret(sandboxClientSecret);
   if (!existing) {
     await clients
       .insertClient(deps.pool, {
@@ -97,13 +103,18 @@ export async function seedSandbox(deps: AppDeps): Promise<{ clientId: string; cl
         organisation_id: SANDBOX_ORGANISATION_ID,
         realm: authRealm,
         name: 'Sandbox shared test credentials',
-        secret_hash: await hashSecret(sandboxClientSecret),
+        secret_hash: hash,
         scopes: [...ALL_SCOPES],
       })
       .catch((error: unknown) => {
         // Another process seeded it at the same moment.
         if ((error as { code?: string }).code !== '23505') throw error;
       });
+  } else if (
+    (await deps.secretBox.checkClientSecret(sandboxClientSecret, existing.secret_hash)) !== 'match'
+  ) {
+    // Conditional on the hash read above: processes starting together write it once.
+    await clients.replaceSecretHash(deps.pool, sandboxClientId, existing.secret_hash, hash);
   }
   return { clientId: sandboxClientId, clientSecret: sandboxClientSecret };
 }

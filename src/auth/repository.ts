@@ -29,6 +29,23 @@ export async function insertClient(
   return result.rows[0]!;
 }
 
+/**
+ * Replaces a client's secret hash if it is still `from`: of several processes re-hashing the same
+ * client at once, one writes and the others change nothing. True when this call wrote.
+ */
+export async function replaceSecretHash(
+  db: Queryable,
+  clientId: string,
+  from: string,
+  to: string,
+): Promise<boolean> {
+  const result = await db.query(
+    'UPDATE api_clients SET secret_hash = $3 WHERE client_id = $1 AND secret_hash = $2',
+    [clientId, from, to],
+  );
+  return result.rowCount === 1;
+}
+
 /** Marks a client deleted; returns the row, or undefined when no such client exists. */
 export async function markClientDeleted(db: Queryable, clientId: string): Promise<ClientRow | undefined> {
   const result = await db.query<ClientRow>(

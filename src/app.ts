@@ -72,9 +72,10 @@ export async function buildApp(deps: AppDeps, options: BuildOptions): Promise<Ap
 
   // JSON is the only request body the API takes (contract rule 1); anything else is 415 (D5).
   app.removeContentTypeParser(['text/plain', 'application/json']);
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+  // Bytes, not text: invalid UTF-8 must be refused, not decoded to U+FFFD and stored.
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
     try {
-      done(null, parseJsonBody(body as string));
+      done(null, parseJsonBody(body as Buffer));
     } catch (error) {
       done(error as Error, undefined);
     }

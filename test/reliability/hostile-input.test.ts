@@ -358,6 +358,10 @@ describe('findings of a hostile-input pass', () => {
   });
   after(() => t.close());
 
+  const json = () => ({ ...tenant.auth, 'content-type': 'application/json' });
+  const subscriptionCount = async (): Promise<number> =>
+    Number((await t.db.pool.query('SELECT count(*) AS n FROM webhook_subscriptions')).rows[0].n);
+
   describe('errors Node or Fastify would write in their own format use the platform envelope (D5)', () => {
     for (const [label, path] of [
       ['an API path', '/api/v1/webhooks/event-types'],
@@ -481,6 +485,60 @@ describe('findings of a hostile-input pass', () => {
       );
       assert.deepEqual(JSON.parse(answers[1]!.body), { status: 'ok' });
       assert.match(answers[1]!.headers, /connection: close/i);
+    });
+  });
+
+  describe('JSON bodies', () => {
+    it('names the __proto__ key it refuses instead of calling the body invalid JSON', async () => {
+      const before = await subscriptionCount();
+      const response = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/webhooks/subscriptions',
+        headers: json(),
+        payload:
+          '{"__proto__":{"isAdmin":true},"endpoint_url":"https://hooks.example.com/p","event_type_codes":[]}',
+      });
+      assert.equal(response.statusCode, 400, response.body);
+      const body = errorBody(response.body);
+      assert.equal(body.code, 'BAD_REQUEST');
+      assert.equal(body.field, '__proto__');
+      assert.equal(
+        body.error,
+        'The request body holds the key "__proto__" (at __proto__), which is refused: it can change object prototypes',
+      );
+      const nested = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/webhooks/subscriptions/search',
+        headers: json(),
+        payload: '{"filters":{"__proto__":{"status":["active"]}}}',
+      });
+      assert.equal(nested.statusCode, 400, nested.body);
+      assert.equal(errorBody(nested.body).field, 'filters.__proto__');
+      assert.equal(await subscriptionCount(), before);
+    });
+
+    it('refuses a body that is not valid UTF-8 with 400 BAD_REQUEST and stores nothing', async () => {
+      const before = await subscriptionCount();
+      const payload = Buffer.concat([
+        Buffer.from('{"endpoint_url":"https://hooks.example.com/'),
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from('","event_type_codes":[]}'),
+      ]);
+      const response = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/webhooks/subscriptions',
+        headers: json(),
+        payload,
+      });
+      assert.equal(response.statusCode, 400, response.body);
+      const body = errorBody(response.body);
+      assert.equal(body.code, 'BAD_REQUEST');
+      assert.equal(body.error, 'The request body is not valid UTF-8');
+      assert.equal(await subscriptionCount(), before);
+      const stored = await t.db.pool.query(
+        "SELECT count(*) AS n FROM webhook_subscriptions WHERE endpoint_url LIKE '%' || chr(65533) || '%'",
+      );
+      assert.equal(Number(stored.rows[0].n), 0, 'no U+FFFD stored');
     });
   });
 });

@@ -541,4 +541,101 @@ describe('findings of a hostile-input pass', () => {
       assert.equal(Number(stored.rows[0].n), 0, 'no U+FFFD stored');
     });
   });
+
+  describe('endpoint_url IP literals in ranges D10 never sends to', () => {
+    const REFUSED: Array<[string, string]> = [
+      ['https://127.0.0.1/hook', '127.0.0.1 is a loopback address'],
+      ['https://[::1]/hook', '::1 is a loopback address'],
+      ['https://[::ffff:127.0.0.1]/hook', '::ffff:7f00:1 is an IPv4-mapped address'],
+      ['https://0.0.0.0/hook', '0.0.0.0 is an unspecified address'],
+      ['https://10.0.0.1/hook', '10.0.0.1 is a private address'],
+      ['https://169.254.169.254/latest/meta-data', '169.254.169.254 is a link-local address'],
+      ['https://[fd00::1]/hook', 'fd00::1 is a unique local address'],
+      // Other spellings of 127.0.0.1 that the URL parser normalises.
+      ['https://0x7f.1/hook', '127.0.0.1 is a loopback address'],
+      ['https://2130706433:8443/hook', '127.0.0.1 is a loopback address'],
+      ['https://100.64.0.1/hook', '100.64.0.1 is a carrier-grade NAT (CGNAT) address'],
+    ];
+    const message = (reason: string) =>
+      `endpoint_url is refused: ${reason}, and webhooks are only sent to public addresses`;
+
+    for (const [url, reason] of REFUSED) {
+      it(`refuses ${url} at create with 422 naming endpoint_url`, async () => {
+        const before = await subscriptionCount();
+        const response = await t.app.inject({
+          method: 'POST',
+          url: '/api/v1/webhooks/subscriptions',
+          headers: json(),
+          payload: { endpoint_url: url, event_type_codes: ['transfer.completed'] },
+        });
+        assert.equal(response.statusCode, 422, response.body);
+        const body = errorBody(response.body);
+        assert.equal(body.code, 'VALIDATION_FAILED');
+        assert.equal(body.field, 'endpoint_url');
+        assert.equal(body.error, message(reason));
+        assert.equal(await subscriptionCount(), before);
+      });
+    }
+
+    it('refuses such a literal on update and keeps the stored URL', async () => {
+      const created = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/webhooks/subscriptions',
+        headers: json(),
+        payload: { endpoint_url: 'https://hooks.example.com/update', event_type_codes: [] },
+      });
+      assert.equal(created.statusCode, 201, created.body);
+      const id = created.json().id as string;
+      for (const [url, reason] of REFUSED.slice(0, 7)) {
+        const response = await t.app.inject({
+          method: 'PATCH',
+          url: `/api/v1/webhooks/subscriptions/${id}`,
+          headers: json(),
+          payload: { endpoint_url: url },
+        });
+        assert.equal(response.statusCode, 422, `${url}: ${response.body}`);
+        const body = errorBody(response.body);
+        assert.equal(body.field, 'endpoint_url');
+        assert.equal(body.error, message(reason));
+      }
+      const read = await t.app.inject({
+        method: 'GET',
+        url: `/api/v1/webhooks/subscriptions/${id}`,
+        headers: tenant.auth,
+      });
+      assert.equal(read.json().endpoint_url, 'https://hooks.example.com/update');
+    });
+
+    it('accepts a public IP literal, and a host name, whose addresses are checked at each attempt', async () => {
+      for (const url of [
+        'https://93.184.216.34/hook',
+        'https://[2606:4700:4700::1111]/hook',
+        'https://localhost/hook',
+      ]) {
+        const response = await t.app.inject({
+          method: 'POST',
+          url: '/api/v1/webhooks/subscriptions',
+          headers: json(),
+          payload: { endpoint_url: url, event_type_codes: [] },
+        });
+        assert.equal(response.statusCode, 201, `${url}: ${response.body}`);
+      }
+    });
+
+    it('accepts a private literal when WEBHOOK_ALLOW_PRIVATE_TARGETS=true', async () => {
+      const open = await startTestApp({ db: t.db });
+      try {
+        const owner = await open.tenant();
+        const response = await open.app.inject({
+          method: 'POST',
+          url: '/api/v1/webhooks/subscriptions',
+          headers: { ...owner.auth, 'content-type': 'application/json' },
+          payload: { endpoint_url: 'https://127.0.0.1:8443/hook', event_type_codes: [] },
+        });
+        assert.equal(response.statusCode, 201, response.body);
+      } finally {
+        await open.close();
+      }
+    });
+  });
 });

@@ -54,7 +54,7 @@ describe('client secrets at rest', () => {
   });
   after(() => t.close());
 
-  /** A client whose stored hash is `hash`, as an earlier version of the service wrote it. */
+  /** A client stored with `hash` as is: a scrypt hash, as stored clients may still have. */
   const clientWithHash = async (hash: string): Promise<string> => {
     const clientId = `client_${randomBytes(12).toString('hex')}`;
     await t.db.pool.query(

@@ -13,6 +13,7 @@ import { createContext, type Scenario, type ScenarioResult } from './lib/scenari
 import { loadSettings, type Settings } from './lib/settings.ts';
 import { api } from './scenarios/api.ts';
 import { banks } from './scenarios/banks.ts';
+import { cryptoAddresses } from './scenarios/crypto-addresses.ts';
 import { deliveryLatency } from './scenarios/delivery-latency.ts';
 import { deliveryLimit } from './scenarios/delivery-limit.ts';
 import { deliveryThroughput } from './scenarios/delivery-throughput.ts';
@@ -21,6 +22,7 @@ import { fxRates } from './scenarios/fx-rates.ts';
 import { ledgerScenario } from './scenarios/ledger.ts';
 import { screening } from './scenarios/screening.ts';
 import { slowEndpoint } from './scenarios/slow-endpoint.ts';
+import { transfers } from './scenarios/transfers.ts';
 
 /** In the order of a full run: delivery-limit first, so that delivery-throughput can state its ratio. */
 const SCENARIOS: Scenario[] = [
@@ -31,9 +33,11 @@ const SCENARIOS: Scenario[] = [
   slowEndpoint,
   api,
   ledgerScenario,
+  transfers,
   fxRates,
   banks,
   screening,
+  cryptoAddresses,
 ];
 
 const RESULTS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results');
@@ -47,7 +51,7 @@ ${names}
 
 Sizes and knobs (environment): BENCH_SMOKE=1 (tiny sizes), BENCH_EVENTS, BENCH_WORKERS, BENCH_SECONDS,
 BENCH_RATE, BENCH_FANOUT_EVENTS, BENCH_SLOW_RATE, BENCH_SLOW_MS, BENCH_API_EVENTS, BENCH_API_DURATION,
-BENCH_API_CONNECTIONS, BENCH_BANK_BRANCHES, BENCH_BANKS_RATE, BENCH_SCREENING_ENTRIES, BENCH_SCREENING_ALIASES, BENCH_SCREENINGS, BENCH_PER_SUBSCRIPTION, WEBHOOK_CONCURRENCY, BENCH_DATABASE_URL, BENCH_LOG_LEVEL.
+BENCH_API_CONNECTIONS, BENCH_BANK_BRANCHES, BENCH_BANKS_RATE, BENCH_SCREENING_ENTRIES, BENCH_SCREENING_ALIASES, BENCH_SCREENINGS, BENCH_TRANSFERS, BENCH_PER_SUBSCRIPTION, WEBHOOK_CONCURRENCY, BENCH_DATABASE_URL, BENCH_LOG_LEVEL.
 See bench/README.md.
 `;
 }

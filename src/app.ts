@@ -1,5 +1,6 @@
 // Builds the Fastify application for one process from the modules below.
 import { randomUUID } from 'node:crypto';
+import { maxHeaderSize } from 'node:http';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -12,7 +13,7 @@ import { registerRateLimits } from './auth/rate-limit.ts';
 import { registerAuthRoutes } from './auth/routes.ts';
 import { registerOpsRoutes } from './ops/routes.ts';
 import type { App, AppDeps, Components } from './platform/deps.ts';
-import { installErrorHandling } from './platform/errors.ts';
+import { clientErrorHandler, installErrorHandling, sendError } from './platform/errors.ts';
 import { registerIdempotency } from './platform/idempotency.ts';
 import { parseJsonBody } from './platform/json.ts';
 import { loggerOptions } from './platform/logging.ts';
@@ -47,7 +48,19 @@ export async function buildApp(deps: AppDeps, options: BuildOptions): Promise<Ap
         : deps.config.trustProxy,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
-    return503OnClosing: true,
+    // Every error body is the platform envelope (D5), those Fastify would otherwise write itself
+    // included: parser errors before a request exists (431, 408, 400), and router errors before a
+    // route is found.
+    clientErrorHandler,
+    frameworkErrors: (error, request, reply) => sendError(request, reply, error),
+    // No path segment is refused for its length before routing: an over-long id reaches its route and
+    // gets that route's answer (401 without a token, then 404), not a router error. No route has a
+    // regex parameter, so the length limit protects nothing here; the header limit bounds the URL.
+    routerOptions: { maxParamLength: maxHeaderSize },
+    // A request that arrives on an open connection while the server drains is served (with
+    // Connection: close) rather than refused with Fastify's own 503 body; the drain is bounded by
+    // SHUTDOWN_TIMEOUT_MS.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     ajv: {
       // The contract rejects what it does not accept: no coercion (a single value is not a list),
@@ -58,9 +71,10 @@ export async function buildApp(deps: AppDeps, options: BuildOptions): Promise<Ap
 
   // JSON is the only request body the API takes (contract rule 1); anything else is 415 (D5).
   app.removeContentTypeParser(['text/plain', 'application/json']);
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+  // Bytes, not text: invalid UTF-8 must be refused, not decoded to U+FFFD and stored.
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
     try {
-      done(null, parseJsonBody(body as string));
+      done(null, parseJsonBody(body as Buffer));
     } catch (error) {
       done(error as Error, undefined);
     }

@@ -5,6 +5,7 @@ import { balancesArea } from './balances/module.ts';
 import { banksArea } from './banks/module.ts';
 import { beneficiariesArea } from './beneficiaries/module.ts';
 import { corridorsArea } from './corridors/module.ts';
+import { cryptoArea } from './crypto/module.ts';
 import { fxArea } from './fx/module.ts';
 import { paymentsArea } from './payments/module.ts';
 import { buildCatalogue } from './platform/area.ts';
@@ -22,6 +23,7 @@ export const AREAS = [
   beneficiariesArea,
   balancesArea,
   paymentsArea,
+  cryptoArea,
   transfersArea,
 ] as const;
 

@@ -3,6 +3,14 @@
 
 import { existsSync } from 'node:fs';
 import ipaddr from 'ipaddr.js';
+import { type AccountKey, KEY_VARIABLES, parseAccountKey, SANDBOX_ACCOUNT_KEYS } from './crypto/keys.ts';
+import {
+  KEY_FAMILIES,
+  type KeyFamily,
+  NETWORK_CODES,
+  NETWORKS,
+  type NetworkCode,
+} from './crypto/networks.ts';
 import { findCurrency } from './platform/money.ts';
 
 export type AppEnv = 'sandbox' | 'production';
@@ -50,6 +58,8 @@ export interface Config {
   depositBankAccounts: Readonly<Record<string, CollectionAccount>>;
   /** QUOTE_TTL_SECONDS: how long a quote stays open (D20). */
   quoteTtlSeconds: number;
+  /** TRANSFER_FUNDING_TTL_SECONDS: how long a transfer waits for its funds before it expires (D20). */
+  transferFundingTtlSeconds: number;
   /** DEPOSIT_TTL_SECONDS: how long a deposit waits for its funds before it expires (D21). */
   depositTtlSeconds: number;
   /** Durable timers (D21): job batches one worker runs at once. */
@@ -67,6 +77,13 @@ export interface Config {
   sanctionsImportMaxBytes: number;
   /** Fastify trustProxy: false, true, a hop count, or addresses/CIDRs of trusted proxies. */
   trustProxy: boolean | number | string[];
+  /**
+   * Account keys that derive deposit addresses (D22), by key family. A family without one is not offered;
+   * the sandbox defaults to the test mnemonic's keys.
+   */
+  cryptoKeys: Readonly<Partial<Record<KeyFamily, AccountKey>>>;
+  /** Confirmations after which a crypto deposit is received, by network (CRYPTO_CONFIRMATIONS). */
+  cryptoConfirmations: Readonly<Record<NetworkCode, number>>;
 }
 
 export interface CollectionAccount {
@@ -309,6 +326,50 @@ function matchThreshold(env: Env): string {
   return Number(raw).toFixed(2);
 }
 
+/** CRYPTO_XPUB_EVM, CRYPTO_XPUB_TRON, CRYPTO_ZPUB_BTC: validated account keys; sandbox defaults (D22). */
+function cryptoKeys(env: Env, appEnv: AppEnv): Partial<Record<KeyFamily, AccountKey>> {
+  const keys: Partial<Record<KeyFamily, AccountKey>> = {};
+  for (const family of KEY_FAMILIES) {
+    const variable = KEY_VARIABLES[family];
+    const raw = optional(env, variable) ?? (appEnv === 'sandbox' ? SANDBOX_ACCOUNT_KEYS[family] : undefined);
+    if (raw === undefined) continue;
+    try {
+      keys[family] = Object.freeze(parseAccountKey(family, raw, appEnv === 'sandbox'));
+    } catch (error) {
+      throw new ConfigError(variable, (error as Error).message);
+    }
+  }
+  return Object.freeze(keys);
+}
+
+/** CRYPTO_CONFIRMATIONS: `network:count` pairs, comma-separated, over the networks' defaults. */
+function cryptoConfirmations(env: Env): Record<NetworkCode, number> {
+  const confirmations = Object.fromEntries(
+    NETWORK_CODES.map((code) => [code, NETWORKS[code].defaultConfirmations]),
+  ) as Record<NetworkCode, number>;
+  const raw = optional(env, 'CRYPTO_CONFIRMATIONS');
+  if (raw === undefined) return Object.freeze(confirmations);
+  for (const part of raw.split(',').map((entry) => entry.trim())) {
+    const match = /^([a-z]+):(\d{1,4})$/.exec(part);
+    const code = match?.[1];
+    if (!match || code === undefined || !(NETWORK_CODES as readonly string[]).includes(code)) {
+      throw new ConfigError(
+        'CRYPTO_CONFIRMATIONS',
+        `must be a comma list of network:count with networks ${NETWORK_CODES.join(', ')}; "${part}" is not one`,
+      );
+    }
+    const count = Number(match[2]);
+    if (count < 1 || count > 1000) {
+      throw new ConfigError(
+        'CRYPTO_CONFIRMATIONS',
+        `must give each network 1 to 1000 confirmations, got ${part}`,
+      );
+    }
+    confirmations[code as NetworkCode] = count;
+  }
+  return Object.freeze(confirmations);
+}
+
 /** Time a worker needs beyond the request timeout to record an outcome under its lease. */
 export const LEASE_MARGIN_MS = 1_000;
 
@@ -404,10 +465,13 @@ export function loadConfig(env: Env = process.env): Config {
     sandboxStepDelayMs: int(env, 'SANDBOX_STEP_DELAY_MS', 2_000, 0, 3_600_000),
     depositTtlSeconds: int(env, 'DEPOSIT_TTL_SECONDS', 86_400, 60, 31_536_000),
     quoteTtlSeconds: int(env, 'QUOTE_TTL_SECONDS', 900, 10, 86_400),
+    transferFundingTtlSeconds: int(env, 'TRANSFER_FUNDING_TTL_SECONDS', 86_400, 60, 31_536_000),
     depositBankAccounts: collectionAccounts(env, appEnv),
     fxPegs: parseFxPegs(str(env, 'FX_PEGS', DEFAULT_FX_PEGS)),
     fxRateMaxAgeHours: int(env, 'FX_RATE_MAX_AGE_HOURS', 72, 1, 8_760),
     sanctionsMatchThreshold: matchThreshold(env),
     sanctionsImportMaxBytes: int(env, 'SANCTIONS_IMPORT_MAX_MB', 64, 1, 1024) * 1024 * 1024,
+    cryptoKeys: cryptoKeys(env, appEnv),
+    cryptoConfirmations: cryptoConfirmations(env),
   });
 }

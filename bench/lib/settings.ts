@@ -35,6 +35,8 @@ export interface Settings {
   bankBranches: number;
   /** BENCH_BANKS_RATE: requests per second of the banks scenario's paced runs (latency against its targets). */
   banksRate: number;
+  /** BENCH_TRANSFERS: transfers of the transfers scenario. */
+  transfers: number;
   /** BENCH_SCREENING_ENTRIES: entries of the generated OFAC list of the screening scenario. */
   screeningEntries: number;
   /** BENCH_SCREENING_ALIASES: aliases (alt.csv rows) of that list. */
@@ -63,6 +65,7 @@ const SIZES = {
   apiDuration: { env: 'BENCH_API_DURATION', full: 20, smoke: 3 },
   fxHours: { env: 'BENCH_FX_HOURS', full: 8_760, smoke: 48 },
   bankBranches: { env: 'BENCH_BANK_BRANCHES', full: 200_000, smoke: 2_000 },
+  transfers: { env: 'BENCH_TRANSFERS', full: 3_000, smoke: 200 },
   screeningEntries: { env: 'BENCH_SCREENING_ENTRIES', full: 20_000, smoke: 1_000 },
   screeningAliases: { env: 'BENCH_SCREENING_ALIASES', full: 60_000, smoke: 3_000 },
   screenings: { env: 'BENCH_SCREENINGS', full: 2_000, smoke: 100 },
@@ -91,6 +94,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const apiDuration = size(SIZES.apiDuration);
   const fxHours = size(SIZES.fxHours);
   const bankBranches = size(SIZES.bankBranches);
+  const transfers = size(SIZES.transfers);
   const screeningEntries = size(SIZES.screeningEntries);
   const screeningAliases = size(SIZES.screeningAliases);
   const screenings = size(SIZES.screenings);
@@ -119,6 +123,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     fxHours,
     bankBranches,
     banksRate: positiveInt(env, 'BENCH_BANKS_RATE', 200),
+    transfers,
     screeningEntries,
     screeningAliases,
     screenings,

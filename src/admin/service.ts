@@ -5,7 +5,7 @@ import { type PoolClient, withTransaction } from '../db/pool.ts';
 import type { AppDeps } from '../platform/deps.ts';
 import { notFound, validationFailed } from '../platform/errors.ts';
 import { isUuid, newUuid } from '../platform/ids.ts';
-import { generateClientSecret, hashSecret } from '../platform/secrets.ts';
+import { generateClientSecret } from '../platform/secrets.ts';
 import { toIso } from '../platform/time.ts';
 import * as organisations from './repository.ts';
 
@@ -71,7 +71,7 @@ export async function createClient(
     organisation_id: input.organisation_id,
     realm: deps.config.authRealm,
     name: input.name ?? null,
-    secret_hash: await hashSecret(secret),
+    secret_hash: deps.secretBox.hashClientSecret(secret),
     scopes: [...new Set(scopes)],
   });
   // The secret is returned here and never again (D7).
@@ -99,7 +99,10 @@ function clientView(row: clients.ClientRow): ClientView {
 /**
  * Sandbox (D1, D24): the sandbox organisation, the shared test credentials with every scope, and the
  * areas' reference data; run on every sandbox start, so every step is idempotent. A sandbox client
- * seeded before an area added its scopes is given them here.
+ * seeded before an area added its scopes is given them here. SANDBOX_CLIENT_SECRET is configuration, so
+ * on every start the stored hash is brought in line with it: re-hashed when it is scrypt, a configured
+ * secret that changed, or keyed with another SECRETS_ENCRYPTION_KEY. The credentials the start-up banner
+ * prints therefore always work.
  */
 export async function seedSandbox(deps: AppDeps): Promise<{ clientId: string; clientSecret: string }> {
   const { sandboxClientId, sandboxClientSecret, authRealm } = deps.config;
@@ -109,6 +112,7 @@ export async function seedSandbox(deps: AppDeps): Promise<{ clientId: string; cl
     await seedOrganisation(deps, tx, SANDBOX_ORGANISATION_ID);
   });
   const existing = await clients.findClient(deps.pool, sandboxClientId);
+  const hash = deps.secretBox.hashClientSecret(sandboxClientSecret);
   if (!existing) {
     await clients
       .insertClient(deps.pool, {
@@ -116,15 +120,21 @@ export async function seedSandbox(deps: AppDeps): Promise<{ clientId: string; cl
         organisation_id: SANDBOX_ORGANISATION_ID,
         realm: authRealm,
         name: 'Sandbox shared test credentials',
-        secret_hash: await hashSecret(sandboxClientSecret),
+        secret_hash: hash,
         scopes: allScopes,
       })
       .catch((error: unknown) => {
         // Another process seeded it at the same moment.
         if ((error as { code?: string }).code !== '23505') throw error;
       });
-  } else if (allScopes.some((scope) => !existing.scopes.includes(scope))) {
-    await clients.setClientScopes(deps.pool, sandboxClientId, allScopes);
+  } else {
+    if (allScopes.some((scope) => !existing.scopes.includes(scope))) {
+      await clients.setClientScopes(deps.pool, sandboxClientId, allScopes);
+    }
+    if ((await deps.secretBox.checkClientSecret(sandboxClientSecret, existing.secret_hash)) !== 'match') {
+      // Conditional on the hash read above: processes starting together write it once.
+      await clients.replaceSecretHash(deps.pool, sandboxClientId, existing.secret_hash, hash);
+    }
   }
   for (const area of deps.areas) await area.seedSandbox?.(deps);
   return { clientId: sandboxClientId, clientSecret: sandboxClientSecret };

@@ -12,8 +12,18 @@ export interface ClientRow {
   deleted_at: Date | null;
 }
 
+// Named (prepared once per connection): every token request reads its client, and for this
+// primary-key look-up PostgreSQL spends longer parsing and planning than running it. The columns are
+// named so that a column added by a migration cannot change what a prepared statement returns.
+const FIND_CLIENT = {
+  name: 'api_clients.find',
+  text:
+    'SELECT client_id, organisation_id, realm, name, secret_hash, scopes, created_at, deleted_at ' +
+    'FROM api_clients WHERE client_id = $1',
+};
+
 export async function findClient(db: Queryable, clientId: string): Promise<ClientRow | undefined> {
-  const result = await db.query<ClientRow>('SELECT * FROM api_clients WHERE client_id = $1', [clientId]);
+  const result = await db.query<ClientRow>({ ...FIND_CLIENT, values: [clientId] });
   return result.rows[0];
 }
 
@@ -27,6 +37,23 @@ export async function insertClient(
     [client.client_id, client.organisation_id, client.realm, client.name, client.secret_hash, client.scopes],
   );
   return result.rows[0]!;
+}
+
+/**
+ * Replaces a client's secret hash if it is still `from`: of several processes re-hashing the same
+ * client at once, one writes and the others change nothing. True when this call wrote.
+ */
+export async function replaceSecretHash(
+  db: Queryable,
+  clientId: string,
+  from: string,
+  to: string,
+): Promise<boolean> {
+  const result = await db.query(
+    'UPDATE api_clients SET secret_hash = $3 WHERE client_id = $1 AND secret_hash = $2',
+    [clientId, from, to],
+  );
+  return result.rowCount === 1;
 }
 
 /** Marks a client deleted; returns the row, or undefined when no such client exists. */

@@ -108,6 +108,7 @@ export function registerAuthRoutes(app: App, deps: AppDeps, options: { authOnly?
         return issueToken(deps, keys, issuer, {
           body: request.body,
           authorization: request.headers.authorization,
+          log: request.log,
         });
       },
     );

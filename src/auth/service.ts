@@ -1,8 +1,8 @@
 // Client authentication for the token endpoint (contract section 7 token errors, D6).
+import type { FastifyBaseLogger } from 'fastify';
 import type { AppDeps } from '../platform/deps.ts';
-import { verifySecret } from '../platform/secrets.ts';
 import type { KeyStore } from './keys.ts';
-import { findClient } from './repository.ts';
+import { findClient, replaceSecretHash } from './repository.ts';
 import { issueAccessToken } from './tokens.ts';
 
 export class OAuthError extends Error {
@@ -83,6 +83,7 @@ export interface AuthenticatedClient {
 
 export async function authenticateClient(
   deps: AppDeps,
+  log: FastifyBaseLogger,
   body: unknown,
   authorization: string | undefined,
 ): Promise<AuthenticatedClient> {
@@ -100,7 +101,15 @@ export async function authenticateClient(
   if (!client || client.deleted_at !== null || client.realm !== deps.config.authRealm) {
     throw new OAuthError(401, 'invalid_client', 'Invalid client: the client id is not recognised');
   }
-  if (!(await verifySecret(clientSecret!, client.secret_hash))) {
+  const check = await deps.secretBox.checkClientSecret(clientSecret!, client.secret_hash);
+  if (check === 'other-key') {
+    // Not the client's fault and not a guess: the operator changed or lost the key (operator guide).
+    log.warn(
+      { client_id: client.client_id, stored_key_id: client.secret_hash.split('$')[1] },
+      'client secret hash was keyed with another SECRETS_ENCRYPTION_KEY; restore that key or re-issue the client',
+    );
+  }
+  if (check !== 'match' && check !== 'match-outdated') {
     // Spelled as the contract spells it (D6).
     throw new OAuthError(
       401,
@@ -108,7 +117,33 @@ export async function authenticateClient(
       'Invalid client credentials: the secret does not match',
     );
   }
+  if (check === 'match-outdated')
+    await upgradeSecretHash(deps, log, client.client_id, client.secret_hash, clientSecret!);
   return { clientId: client.client_id, organisationId: client.organisation_id, scopes: client.scopes };
+}
+
+/**
+ * Replaces a matching scrypt hash with the keyed hash, so that the client's later requests skip
+ * scrypt. The secret was just verified; a failure here leaves the old hash, which still verifies.
+ */
+async function upgradeSecretHash(
+  deps: AppDeps,
+  log: FastifyBaseLogger,
+  clientId: string,
+  stored: string,
+  secret: string,
+): Promise<void> {
+  try {
+    const replaced = await replaceSecretHash(
+      deps.pool,
+      clientId,
+      stored,
+      deps.secretBox.hashClientSecret(secret),
+    );
+    if (replaced) log.info({ client_id: clientId }, 'client secret re-hashed from scrypt to HMAC-SHA-256');
+  } catch (error) {
+    log.warn({ err: error, client_id: clientId }, 'could not re-hash a client secret; it stays on scrypt');
+  }
 }
 
 /** The token response of D6 (Keycloak's shape; no refresh token for client credentials). */
@@ -126,9 +161,9 @@ export async function issueToken(
   deps: AppDeps,
   keys: KeyStore,
   issuer: string,
-  request: { body: unknown; authorization: string | undefined },
+  request: { body: unknown; authorization: string | undefined; log: FastifyBaseLogger },
 ): Promise<TokenResponse> {
-  const client = await authenticateClient(deps, request.body, request.authorization);
+  const client = await authenticateClient(deps, request.log, request.body, request.authorization);
   const token = await issueAccessToken(deps, keys, issuer, client);
   return {
     access_token: token.access_token,

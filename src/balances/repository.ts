@@ -2,6 +2,7 @@
 
 import { pageWithTotal } from '../db/paging.ts';
 import type { Queryable } from '../db/pool.ts';
+import { listFilters, searchOrder } from '../db/sql.ts';
 
 /** SQLSTATE that ledger_post raises for a debit below zero (migration 005). */
 export const PG_INSUFFICIENT_FUNDS = 'PS001';
@@ -100,8 +101,6 @@ export interface EntryFilters {
   resource_id?: string[];
 }
 
-const ENTRY_SORT: Record<string, string> = { id: 'id', created_at: 'created_at', updated_at: 'created_at' };
-
 /** The organisation's balance transactions: the entries of its available accounts (D21). */
 export async function searchEntries(
   db: Queryable,
@@ -114,23 +113,15 @@ export async function searchEntries(
 ): Promise<{ rows: EntryRow[]; total: number }> {
   const values: unknown[] = [organisationId];
   const conditions = ['organisation_id = $1', "account_name = 'available'"];
-  const add = (column: string, list: string[] | undefined) => {
-    if (!list) return;
-    values.push(list);
-    conditions.push(`${column} = ANY($${values.length}::text[])`);
-  };
-  add('currency', filters.currency);
-  add('type', filters.type);
-  add('resource_id', filters.resource_id);
+  listFilters(filters, values, conditions);
   values.push(limit, offset);
-  const column = ENTRY_SORT[sortBy] ?? 'id';
-  const dir = direction === 'asc' ? 'ASC' : 'DESC';
+  // Entries never change: updated_at sorts as created_at.
   return pageWithTotal<EntryRow>(db, {
     columns:
       'id, currency, amount::text AS amount, balance_after::text AS balance_after, type, resource_type, resource_id, created_at',
     from: 'ledger_entries',
     condition: conditions.join(' AND '),
-    orderBy: column === 'id' ? `id ${dir}` : `${column} ${dir}, id ${dir}`,
+    orderBy: searchOrder(sortBy === 'updated_at' ? 'created_at' : sortBy, direction),
     limit: `$${values.length - 1}`,
     offset: `$${values.length}`,
     values,

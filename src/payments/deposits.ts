@@ -78,6 +78,8 @@ export interface NewDepositOptions {
   transferId: string | null;
   externalId: string | null;
   network?: string;
+  /** A crypto deposit seen on an address the organisation already had (D22): no new address is made. */
+  address?: string;
   expiresAt: Date;
 }
 
@@ -107,8 +109,7 @@ export async function openDeposit(
     reference = newReference();
     instructions = { type: 'bank_transfer', currency: options.currency, amount, ...account, reference };
   } else {
-    const allocated = await allocateAddress(tx, deps, options);
-    address = allocated.address;
+    address = options.address ?? (await allocateAddress(tx, deps, options)).address;
     instructions = { type: 'crypto', network: options.network, asset: options.currency, amount, address };
   }
   let row: repo.DepositRow;
@@ -159,12 +160,9 @@ async function allocateAddress(
       return area.allocateDepositAddress(tx, deps, options.organisationId, options.network, options.currency);
     }
   }
-  throw new AppError(
-    'CORRIDOR_UNAVAILABLE',
-    options.network === undefined
-      ? 'A crypto deposit needs a network'
-      : `Crypto deposits on ${options.network} are not offered`,
-  );
+  if (options.network === undefined)
+    throw validationFailed('network', 'network is required for a crypto deposit');
+  throw new AppError('CORRIDOR_UNAVAILABLE', `Crypto deposits on ${options.network} are not offered`);
 }
 
 export async function createDeposit(
@@ -228,7 +226,7 @@ export async function searchDeposits(
 }
 
 /** Moves a locked deposit, checking the move against D21 and publishing `deposit.<status>`. */
-async function moveDeposit(
+export async function moveDeposit(
   tx: PoolClient,
   deps: AppDeps,
   row: repo.DepositRow,

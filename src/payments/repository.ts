@@ -2,6 +2,7 @@
 
 import { pageWithTotal } from '../db/paging.ts';
 import type { Queryable } from '../db/pool.ts';
+import { listFilters, searchOrder, updateById } from '../db/sql.ts';
 
 export interface DepositRow {
   id: string;
@@ -130,7 +131,7 @@ export async function updateDeposit(
   id: string,
   changes: Partial<Omit<DepositRow, 'id' | 'organisation_id' | 'created_at' | 'updated_at'>>,
 ): Promise<DepositRow> {
-  return updateRow<DepositRow>(db, 'deposits', DEPOSIT_COLUMNS, id, changes);
+  return updateById<DepositRow>(db, 'deposits', DEPOSIT_COLUMNS, id, changes);
 }
 
 export async function insertPayout(
@@ -197,23 +198,7 @@ export async function updatePayout(
   id: string,
   changes: Partial<Omit<PayoutRow, 'id' | 'organisation_id' | 'created_at' | 'updated_at'>>,
 ): Promise<PayoutRow> {
-  return updateRow<PayoutRow>(db, 'payouts', PAYOUT_COLUMNS, id, changes);
-}
-
-async function updateRow<Row>(
-  db: Queryable,
-  table: 'deposits' | 'payouts',
-  columns: string,
-  id: string,
-  changes: Record<string, unknown>,
-): Promise<Row> {
-  const names = Object.keys(changes);
-  const assignments = names.map((name, index) => `${name} = $${index + 2}`);
-  const result = await db.query<Row & object>(
-    `UPDATE ${table} SET ${[...assignments, 'updated_at = now()'].join(', ')} WHERE id = $1 RETURNING ${columns}`,
-    [id, ...names.map((name) => changes[name])],
-  );
-  return result.rows[0]! as Row;
+  return updateById<PayoutRow>(db, 'payouts', PAYOUT_COLUMNS, id, changes);
 }
 
 /** Records the payout's hand-off to its connector; false if it was handed off before. */
@@ -243,8 +228,6 @@ export interface SearchFilters {
   beneficiary_id?: string[];
 }
 
-const SORT: Record<string, string> = { id: 'id', created_at: 'created_at', updated_at: 'updated_at' };
-
 export async function search<Row extends { id: unknown }>(
   db: Queryable,
   table: 'deposits' | 'payouts',
@@ -257,21 +240,45 @@ export async function search<Row extends { id: unknown }>(
 ): Promise<{ rows: Row[]; total: number }> {
   const values: unknown[] = [organisationId];
   const conditions = ['organisation_id = $1'];
-  for (const [column, list] of Object.entries(filters) as [string, string[] | undefined][]) {
-    if (!list) continue;
-    values.push(list);
-    conditions.push(`${column} = ANY($${values.length}::text[])`);
-  }
+  listFilters(filters, values, conditions);
   values.push(limit, offset);
-  const column = SORT[sortBy] ?? 'id';
-  const dir = direction === 'asc' ? 'ASC' : 'DESC';
   return pageWithTotal<Row>(db, {
     columns: table === 'deposits' ? DEPOSIT_COLUMNS : PAYOUT_COLUMNS,
     from: table,
     condition: conditions.join(' AND '),
-    orderBy: column === 'id' ? `id ${dir}` : `${column} ${dir}, id ${dir}`,
+    orderBy: searchOrder(sortBy, direction),
     limit: `$${values.length - 1}`,
     offset: `$${values.length}`,
     values,
   });
+}
+
+/** The deposit a chain notification recorded before (D22: idempotent by network, tx hash and log index). */
+export async function lockDepositByChain(
+  db: Queryable,
+  network: string,
+  txHash: string,
+  logIndex: number | null,
+): Promise<DepositRow | undefined> {
+  const result = await db.query<DepositRow>(
+    `SELECT ${DEPOSIT_COLUMNS} FROM deposits
+     WHERE network = $1 AND tx_hash = $2 AND coalesce(log_index, -1) = coalesce($3::integer, -1) FOR UPDATE`,
+    [network, txHash, logIndex],
+  );
+  return result.rows[0];
+}
+
+/** The oldest pending deposit waiting on this address for this asset (a transfer's own address, D20). */
+export async function lockPendingDepositAt(
+  db: Queryable,
+  address: string,
+  currency: string,
+): Promise<DepositRow | undefined> {
+  const result = await db.query<DepositRow>(
+    `SELECT ${DEPOSIT_COLUMNS} FROM deposits
+     WHERE address = $1 AND currency = $2 AND status = 'pending' AND tx_hash IS NULL
+     ORDER BY created_at LIMIT 1 FOR UPDATE`,
+    [address, currency],
+  );
+  return result.rows[0];
 }

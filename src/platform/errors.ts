@@ -1,5 +1,7 @@
 // The platform error envelope and every generic error of D5.
 // Body keys in this order: error, code, field (validation only), details (optional), error_id.
+import { maxHeaderSize, STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { newErrorId } from './ids.ts';
 
@@ -9,11 +11,13 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'CONFLICT'
   | 'METHOD_NOT_ALLOWED'
+  | 'REQUEST_TIMEOUT'
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'UNAUTHORIZED'
   | 'AUTHORIZATION_FAILED'
   | 'RATE_LIMIT_EXCEEDED'
+  | 'REQUEST_HEADER_FIELDS_TOO_LARGE'
   | 'SERVICE_UNAVAILABLE'
   | 'INTERNAL_ERROR'
   // Domain refusals of the payment areas (D14).
@@ -33,11 +37,13 @@ const STATUS_OF: Record<ErrorCode, number> = {
   NOT_FOUND: 404,
   CONFLICT: 409,
   METHOD_NOT_ALLOWED: 405,
+  REQUEST_TIMEOUT: 408,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   UNAUTHORIZED: 401,
   AUTHORIZATION_FAILED: 403,
   RATE_LIMIT_EXCEEDED: 429,
+  REQUEST_HEADER_FIELDS_TOO_LARGE: 431,
   SERVICE_UNAVAILABLE: 503,
   INTERNAL_ERROR: 500,
   INVALID_STATE: 400,
@@ -169,6 +175,11 @@ export function toAppError(error: FastifyError | Error): AppError | undefined {
   const fastifyError = error as FastifyError & { validation?: AjvError[] };
   if (Array.isArray(fastifyError.validation)) return fromValidation(fastifyError.validation);
   switch (fastifyError.code) {
+    // Raised by the router before any route runs (Fastify's frameworkErrors).
+    case 'FST_ERR_BAD_URL':
+      return new AppError('BAD_REQUEST', 'The URL is malformed: its path holds an invalid percent-encoding');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return notFound('No resource matches the path: a path segment is too long');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new AppError('PAYLOAD_TOO_LARGE', 'The request body is larger than 1 MiB');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
@@ -232,6 +243,46 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, thrown: 
     appError.message,
   );
   return reply.code(appError.statusCode).type('application/json').send(envelope(appError, errorId));
+}
+
+/**
+ * Answers what Node's HTTP parser refuses before a request exists (Fastify's clientErrorHandler): a
+ * request line and headers over the header limit (431), a request not received in time (408), bytes
+ * that are not HTTP (400). Nothing is routed yet, so the endpoint is unknown and the platform envelope
+ * is used, on the raw socket, which is then closed.
+ */
+export function clientErrorHandler(
+  this: FastifyInstance,
+  error: NodeJS.ErrnoException,
+  socket: Duplex,
+): void {
+  // A reset connection has nobody to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  let appError: AppError;
+  if (error.code === 'HPE_HEADER_OVERFLOW') {
+    appError = new AppError(
+      'REQUEST_HEADER_FIELDS_TOO_LARGE',
+      `The request line and headers are larger than ${maxHeaderSize / 1024} KiB: shorten the URL or the headers`,
+    );
+  } else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    appError = new AppError('REQUEST_TIMEOUT', 'The request was not received in time');
+  } else {
+    appError = new AppError('BAD_REQUEST', 'The request is not valid HTTP/1.1');
+  }
+  const errorId = newErrorId();
+  this.log.info(
+    { error_id: errorId, code: appError.code, status: appError.statusCode, parser_error: error.code },
+    appError.message,
+  );
+  const body = JSON.stringify(envelope(appError, errorId));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${appError.statusCode} ${STATUS_CODES[appError.statusCode]}\r\n` +
+        'Connection: close\r\nContent-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }
 
 /** Installs the envelope as the error handler and a 404 / 405 handler on the root instance. */

@@ -1,7 +1,11 @@
-// The JSON body parser of the API (contract rule 1). On top of the default parser it rejects
-// duplicate object keys: `{"max_retries": 0, "max_retries": 15}` means different things to different
-// parsers, and a payment API must not guess which one the client meant. Prototype poisoning is
-// rejected by secure-json-parse as Fastify does by default.
+// The JSON body parser of the API (contract rule 1). On top of the default parser it refuses
+// - bytes that are not UTF-8 (RFC 8259 section 8.1): decoding would replace them with U+FFFD and store
+//   text the client never sent;
+// - duplicate object keys: `{"max_retries": 0, "max_retries": 15}` means different things to different
+//   parsers, and a payment API must not guess which one the client meant;
+// - the keys `__proto__`, and `constructor` holding `prototype`, as Fastify does by default
+//   (secure-json-parse): valid JSON, but able to change object prototypes in JavaScript code.
+import { isUtf8 } from 'node:buffer';
 import sjson from 'secure-json-parse';
 import { AppError } from './errors.ts';
 
@@ -36,14 +40,64 @@ export function findDuplicateKey(text: string): string | undefined {
   return undefined;
 }
 
+/**
+ * The first key secure-json-parse refuses, with its path (`filters.__proto__`); undefined when the
+ * text is not JSON at all. Iterative, so deep nesting cannot overflow.
+ */
+export function findRefusedKey(text: string): { key: string; path: string } | undefined {
+  let root: unknown;
+  try {
+    root = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const pending: Array<{ value: unknown; path: string }> = [{ value: root, path: '' }];
+  for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
+    const { value, path } = item;
+    if (typeof value !== 'object' || value === null) continue;
+    if (Array.isArray(value)) {
+      value.forEach((element, index) => {
+        pending.push({ value: element, path: `${path}[${index}]` });
+      });
+      continue;
+    }
+    for (const [key, child] of Object.entries(value)) {
+      const childPath = path ? `${path}.${key}` : key;
+      if (key === '__proto__') return { key, path: childPath };
+      if (
+        key === 'constructor' &&
+        typeof child === 'object' &&
+        child !== null &&
+        Object.hasOwn(child, 'prototype')
+      ) {
+        return { key, path: childPath };
+      }
+      pending.push({ value: child, path: childPath });
+    }
+  }
+  return undefined;
+}
+
 /** Parses a request body; an empty body is no body (routes without a body schema accept it). */
-export function parseJsonBody(text: string): unknown {
+export function parseJsonBody(bytes: Buffer): unknown {
+  if (!isUtf8(bytes)) throw new AppError('BAD_REQUEST', 'The request body is not valid UTF-8');
+  const text = bytes.toString('utf8');
   if (text.trim() === '') return undefined;
   let value: unknown;
   try {
     value = sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
   } catch {
-    // SyntaxError, prototype poisoning, or a RangeError from absurd nesting: all are malformed input.
+    const refused = findRefusedKey(text);
+    if (refused !== undefined) {
+      throw new AppError(
+        'BAD_REQUEST',
+        refused.key === '__proto__'
+          ? `The request body holds the key "__proto__" (at ${refused.path}), which is refused: it can change object prototypes`
+          : `The request body holds the key "constructor" with a "prototype" inside (at ${refused.path}), which is refused: it can change object prototypes`,
+        { field: refused.path },
+      );
+    }
+    // SyntaxError, or a RangeError from absurd nesting: malformed input either way.
     throw new AppError('BAD_REQUEST', 'The request body is not valid JSON');
   }
   const duplicate = findDuplicateKey(text);

@@ -2,6 +2,7 @@
 
 import { pageWithTotal } from '../db/paging.ts';
 import type { Queryable } from '../db/pool.ts';
+import { listFilters, searchOrder, updateById } from '../db/sql.ts';
 import type { TransferStatus } from './transfer-schemas.ts';
 
 export interface TransferRow {
@@ -124,13 +125,7 @@ export async function updateTransfer(
   id: string,
   changes: Partial<Omit<TransferRow, 'id' | 'organisation_id' | 'created_at' | 'updated_at'>>,
 ): Promise<TransferRow> {
-  const names = Object.keys(changes);
-  const assignments = names.map((name, index) => `${name} = $${index + 2}`);
-  const result = await db.query<TransferRow>(
-    `UPDATE transfers SET ${[...assignments, 'updated_at = now()'].join(', ')} WHERE id = $1 RETURNING ${COLUMNS}`,
-    [id, ...names.map((name) => (changes as Record<string, unknown>)[name])],
-  );
-  return result.rows[0]!;
+  return updateById<TransferRow>(db, 'transfers', COLUMNS, id, changes);
 }
 
 export interface TransferFilters {
@@ -144,8 +139,6 @@ export interface TransferFilters {
   external_id?: string[];
 }
 
-const SORT: Record<string, string> = { id: 'id', created_at: 'created_at', updated_at: 'updated_at' };
-
 export async function searchTransfers(
   db: Queryable,
   organisationId: string,
@@ -158,11 +151,7 @@ export async function searchTransfers(
 ): Promise<{ rows: TransferRow[]; total: number }> {
   const values: unknown[] = [organisationId];
   const conditions = ['organisation_id = $1'];
-  for (const [column, list] of Object.entries(filters) as [string, string[] | undefined][]) {
-    if (!list) continue;
-    values.push(list);
-    conditions.push(`${column} = ANY($${values.length}::text[])`);
-  }
+  listFilters(filters, values, conditions);
   if (search !== undefined) {
     // D20: `search` matches the id, the reference or the external id.
     values.push(search, `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
@@ -171,13 +160,11 @@ export async function searchTransfers(
     );
   }
   values.push(limit, offset);
-  const column = SORT[sortBy] ?? 'id';
-  const dir = direction === 'asc' ? 'ASC' : 'DESC';
   return pageWithTotal<TransferRow>(db, {
     columns: COLUMNS,
     from: 'transfers',
     condition: conditions.join(' AND '),
-    orderBy: column === 'id' ? `id ${dir}` : `${column} ${dir}, id ${dir}`,
+    orderBy: searchOrder(sortBy, direction),
     limit: `$${values.length - 1}`,
     offset: `$${values.length}`,
     values,

@@ -38,7 +38,6 @@ import * as repo from './transfer-repository.ts';
 import type { ConfirmInput, TransferSearchInput, TransferStatus, TransferView } from './transfer-schemas.ts';
 
 export const EXPIRE_TRANSFER_KIND = 'transfers.expire_transfer';
-export const TRANSFER_FUNDING_TTL_SECONDS = 86_400;
 
 /** What each status may become (D20); anything else is 400 INVALID_STATE. */
 const MOVES: Readonly<Record<TransferStatus, readonly TransferStatus[]>> = {
@@ -298,7 +297,7 @@ export async function confirmQuote(
         destination_amount: quote.destination_amount,
         status,
         network: input.network ?? null,
-        expires_at: new Date(Date.now() + TRANSFER_FUNDING_TTL_SECONDS * 1000),
+        expires_at: new Date(Date.now() + deps.config.transferFundingTtlSeconds * 1000),
       });
     } catch (error) {
       if (

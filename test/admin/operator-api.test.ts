@@ -95,7 +95,7 @@ describe('operator API (D7)', () => {
     const stored = await t.db.pool.query('SELECT secret_hash FROM api_clients WHERE client_id = $1', [
       client.client_id,
     ]);
-    assert.match(stored.rows[0].secret_hash, /^scrypt\$/);
+    assert.match(stored.rows[0].secret_hash, /^hmac-sha256\$/);
     assert.ok(!stored.rows[0].secret_hash.includes(client.client_secret));
     assert.ok(!t.logs.text.includes(client.client_secret), 'the secret is never logged');
 

@@ -2,8 +2,14 @@
 // connection dials the checked address; WEBHOOK_ALLOW_PRIVATE_TARGETS=true lifts the rule.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import ipaddr from 'ipaddr.js';
 import { createDeliveryAgent, type SendResult, sendWebhook } from '../../src/webhooks/delivery/send.ts';
-import { blockedRange, type LookupFunction } from '../../src/webhooks/delivery/ssrf.ts';
+import {
+  blockedRange,
+  describeRange,
+  type LookupFunction,
+  refusedLiteral,
+} from '../../src/webhooks/delivery/ssrf.ts';
 import { type HttpsReceiver, startHttpsReceiver, testCertificate } from '../helpers/https-receiver.ts';
 import {
   attemptsOf,
@@ -102,6 +108,29 @@ describe('SSRF rules', () => {
     }
   });
 
+  it('should name every range ipaddr.js reports in words, not by its identifier', () => {
+    const ranges = [ipaddr.IPv4, ipaddr.IPv6].flatMap((kind) =>
+      Object.keys((kind.prototype as unknown as { SpecialRanges: Record<string, unknown> }).SpecialRanges),
+    );
+    for (const range of [...ranges, 'ipv4Compatible', 'invalid']) {
+      assert.doesNotMatch(describeRange(range), /special-purpose/, `${range} has a description`);
+      assert.match(describeRange(range), /^(an? |not )[a-z0-9 ().-]*(address)$/i, range);
+    }
+    assert.equal(describeRange('ipv4Mapped'), 'an IPv4-mapped address');
+    assert.equal(describeRange('loopback'), 'a loopback address');
+    assert.equal(describeRange('uniqueLocal'), 'a unique local address');
+  });
+
+  it('should tell a refused IP literal host from a public one and from a name', () => {
+    assert.equal(refusedLiteral('127.0.0.1'), '127.0.0.1 is a loopback address');
+    assert.equal(refusedLiteral('[::ffff:7f00:1]'), '::ffff:7f00:1 is an IPv4-mapped address');
+    assert.equal(refusedLiteral('[::7f00:1]'), '::7f00:1 is an IPv4-compatible address');
+    assert.equal(refusedLiteral('[fe80::1]'), 'fe80::1 is a link-local address');
+    assert.equal(refusedLiteral('93.184.216.34'), undefined);
+    assert.equal(refusedLiteral('[2606:4700:4700::1111]'), undefined);
+    assert.equal(refusedLiteral('localhost'), undefined, 'names are checked when resolved');
+  });
+
   for (const [label, host] of [
     ['loopback', '127.0.0.1'],
     ['private', '10.0.0.1'],
@@ -120,7 +149,8 @@ describe('SSRF rules', () => {
     it(`should refuse an IP literal destination: ${label}`, async () => {
       const before = receiver.requests.length;
       const result = await send(`https://${host}:${receiver.port}/hook`);
-      refused(result, /^destination refused: .* is a \w+ address$/);
+      refused(result, /^destination refused: \S+ is an? [\w ().-]+ address$/);
+      assert.doesNotMatch((result as { reason: string }).reason, /ipv4|uniqueLocal|linkLocal|carrierGrade/);
       assert.equal(receiver.requests.length, before);
     });
   }
@@ -140,11 +170,11 @@ describe('SSRF rules', () => {
     const v6 = await send(`https://hook.example:${receiver.port}/hook`, {
       lookup: fakeDns({ 'hook.example': ['2606:4700:4700::1111', 'fd12::7'] }),
     });
-    refused(v6, /resolves to fd12::7, a uniqueLocal address/);
+    refused(v6, /resolves to fd12::7, a unique local address/);
     const compatible = await send(`https://hook.example:${receiver.port}/hook`, {
       lookup: fakeDns({ 'hook.example': ['::7f00:1'] }),
     });
-    refused(compatible, /resolves to ::7f00:1, a ipv4Compatible address/);
+    refused(compatible, /resolves to ::7f00:1, an IPv4-compatible address/);
   });
 
   for (const address of ['::7f00:1', '::a00:1', '::ffff:7f00:1']) {
@@ -155,7 +185,7 @@ describe('SSRF rules', () => {
       });
       refused(
         result,
-        new RegExp(`resolves to ${address.replaceAll('.', '\\.')}, a (ipv4Compatible|ipv4Mapped) address`),
+        new RegExp(`resolves to ${address.replaceAll('.', '\\.')}, an IPv4-(compatible|mapped) address`),
       );
       assert.equal(receiver.requests.length, before);
     });

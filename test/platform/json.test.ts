@@ -1,8 +1,11 @@
-// The JSON body parser: duplicate keys at any depth are found; valid JSON without them passes.
+// The JSON body parser: duplicate keys at any depth are found; valid JSON without them passes; invalid
+// UTF-8 and prototype keys are refused, each with a message that says what is wrong.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { findDuplicateKey, parseJsonBody } from '../../src/platform/json.ts';
+import { findDuplicateKey, parseJsonBody as parseBytes } from '../../src/platform/json.ts';
+
+const parseJsonBody = (text: string): unknown => parseBytes(Buffer.from(text, 'utf8'));
 
 describe('JSON body parser', () => {
   it('finds a repeated key at the top level and in nested objects', () => {
@@ -43,5 +46,44 @@ describe('JSON body parser', () => {
     for (const text of ['{', '{"a":1,}', '{"__proto__":{"x":1}}', '{"a":1,"a":1}', "{'a':1}"]) {
       assert.throws(() => parseJsonBody(text), { code: 'BAD_REQUEST' }, text);
     }
+  });
+
+  it('refuses bytes that are not UTF-8 instead of decoding them to U+FFFD', () => {
+    for (const bytes of [
+      [0xff, 0xfe],
+      [0xc3], // a truncated two-byte sequence
+      [0xed, 0xa0, 0x80], // an encoded UTF-16 surrogate
+      [0xc0, 0xaf], // an overlong encoding of "/"
+    ]) {
+      const body = Buffer.concat([
+        Buffer.from('{"endpoint_url":"https://a.example/'),
+        Buffer.from(bytes),
+        Buffer.from('"}'),
+      ]);
+      assert.throws(
+        () => parseBytes(body),
+        { code: 'BAD_REQUEST', message: 'The request body is not valid UTF-8' },
+        body.toString('hex'),
+      );
+    }
+    assert.deepEqual(parseBytes(Buffer.from('{"name":"Zoë 💶"}', 'utf8')), { name: 'Zoë 💶' });
+  });
+
+  it('names the prototype key it refuses and where, since the body is valid JSON', () => {
+    const cases: Array<[string, string, RegExp]> = [
+      ['{"__proto__":{"x":1}}', '__proto__', /holds the key "__proto__" \(at __proto__\), which is refused/],
+      ['{"filters":{"__proto__":{"x":1}}}', 'filters.__proto__', /"__proto__" \(at filters\.__proto__\)/],
+      ['{"a":[{"b":1},{"\\u005f_proto__":1}]}', 'a[1].__proto__', /"__proto__" \(at a\[1\]\.__proto__\)/],
+      [
+        '{"data":{"constructor":{"prototype":{"x":1}}}}',
+        'data.constructor',
+        /holds the key "constructor" with a "prototype" inside \(at data\.constructor\), which is refused/,
+      ],
+    ];
+    for (const [text, field, message] of cases) {
+      assert.throws(() => parseJsonBody(text), { code: 'BAD_REQUEST', field, message }, text);
+    }
+    // "constructor" without "prototype" inside is an ordinary key.
+    assert.deepEqual(parseJsonBody('{"constructor":{"name":"x"}}'), { constructor: { name: 'x' } });
   });
 });

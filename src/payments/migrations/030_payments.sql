@@ -34,6 +34,7 @@ CREATE INDEX deposits_org_idx ON deposits (organisation_id, id);
 CREATE INDEX deposits_org_created_idx ON deposits (organisation_id, created_at);
 CREATE INDEX deposits_org_updated_idx ON deposits (organisation_id, updated_at);
 CREATE INDEX deposits_transfer_idx ON deposits (transfer_id) WHERE transfer_id IS NOT NULL;
+CREATE INDEX deposits_address_idx ON deposits (address) WHERE address IS NOT NULL;
 
 CREATE TABLE payouts (
   id text PRIMARY KEY,

@@ -46,6 +46,53 @@ export function blockedRange(address: string): string | undefined {
   return range === 'unicast' ? undefined : range;
 }
 
+// How refusals name the ranges ipaddr.js reports (`a ipv4Mapped address` reads as a bug to a user).
+const RANGE_DESCRIPTIONS: Record<string, string> = {
+  invalid: 'not a valid IP address',
+  unspecified: 'an unspecified address',
+  broadcast: 'a broadcast address',
+  multicast: 'a multicast address',
+  linkLocal: 'a link-local address',
+  loopback: 'a loopback address',
+  carrierGradeNat: 'a carrier-grade NAT (CGNAT) address',
+  private: 'a private address',
+  reserved: 'a reserved address',
+  uniqueLocal: 'a unique local address',
+  ipv4Mapped: 'an IPv4-mapped address',
+  ipv4Compatible: 'an IPv4-compatible address',
+  deprecatedSiteLocal: 'a site-local address',
+  discard: 'a discard-only address',
+  rfc6145: 'an IPv4-translated address',
+  rfc6052: 'a NAT64 address',
+  '6to4': 'a 6to4 address',
+  teredo: 'a Teredo address',
+  benchmarking: 'a benchmarking address',
+  amt: 'an AMT relay address',
+  as112: 'an AS112 address',
+  as112v6: 'an AS112 address',
+  deprecatedOrchid: 'an ORCHID address',
+  orchid2: 'an ORCHID address',
+  droneRemoteIdProtocolEntityTags: 'a drone remote ID address',
+  segmentRouting: 'a segment routing (SRv6) address',
+};
+
+/** `a loopback address`, `an IPv4-mapped address`: a range of blockedRange() as a refusal says it. */
+export function describeRange(range: string): string {
+  return RANGE_DESCRIPTIONS[range] ?? `a special-purpose address (${range})`;
+}
+
+/**
+ * Why a URL host that is an IP literal may never be sent to (`127.0.0.1 is a loopback address`), or
+ * undefined for a public address or a host name. `hostname` is as the URL parser gives it (IPv6 in
+ * brackets). A name is only refused when it is resolved, at each attempt, since DNS may change.
+ */
+export function refusedLiteral(hostname: string): string | undefined {
+  const address = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
+  if (isIP(address) === 0) return undefined;
+  const range = blockedRange(address);
+  return range === undefined ? undefined : `${address} is ${describeRange(range)}`;
+}
+
 /**
  * The addresses to dial for `hostname` (an IP literal or a name), all of them checked.
  * Throws BlockedDestinationError when any address is refused, or the DNS error when resolution fails.
@@ -64,8 +111,8 @@ export async function resolveDestination(
     if (range !== undefined) {
       throw new BlockedDestinationError(
         literal !== 0
-          ? `destination refused: ${address} is a ${range} address`
-          : `destination refused: ${hostname} resolves to ${address}, a ${range} address`,
+          ? `destination refused: ${address} is ${describeRange(range)}`
+          : `destination refused: ${hostname} resolves to ${address}, ${describeRange(range)}`,
       );
     }
   }

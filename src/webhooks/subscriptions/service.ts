@@ -16,6 +16,7 @@ import { type Page, toPage, toSearchQuery } from '../../platform/search.ts';
 import { generateSigningSecret } from '../../platform/secrets.ts';
 import { toIso } from '../../platform/time.ts';
 import { probeEndpoint } from '../delivery/probe.ts';
+import { refusedLiteral } from '../delivery/ssrf.ts';
 import * as repo from './repository.ts';
 import {
   type CreateSubscriptionInput,
@@ -48,9 +49,14 @@ const subscriptionNotFound = (): AppError => notFound('No subscription matches t
 /**
  * D9: an absolute `https://` URL with a host, no user-info, at most 2048 characters (length is checked
  * by the schema). Uniqueness compares the WHATWG serialisation: lower-case scheme and host, default
- * port dropped (and an empty path written as `/`).
+ * port dropped (and an empty path written as `/`). A host that is an IP literal in a range D10 never
+ * sends to is refused here, unless `allowPrivateTargets`: every attempt to it would fail.
  */
-export function checkEndpointUrl(value: string, field = 'endpoint_url'): { url: string; normalized: string } {
+export function checkEndpointUrl(
+  value: string,
+  options: { allowPrivateTargets: boolean },
+  field = 'endpoint_url',
+): { url: string; normalized: string } {
   // Whitespace and control characters would be silently stripped or encoded by the URL parser;
   // a URL that means something other than what was typed is refused instead.
   if (/[\s\p{Cc}]/u.test(value)) {
@@ -71,8 +77,21 @@ export function checkEndpointUrl(value: string, field = 'endpoint_url'): { url: 
   if (parsed.username !== '' || parsed.password !== '' || authority.includes('@')) {
     throw validationFailed(field, `${field} must not contain user-info (user:password@)`);
   }
+  // The parser's host: `https://0x7f.1/` and `https://[::ffff:127.0.0.1]/` are checked as the
+  // addresses they denote (127.0.0.1, ::ffff:7f00:1).
+  const refused = options.allowPrivateTargets ? undefined : refusedLiteral(parsed.hostname);
+  if (refused !== undefined) {
+    throw validationFailed(
+      field,
+      `${field} is refused: ${refused}, and webhooks are only sent to public addresses`,
+    );
+  }
   return { url: value, normalized: parsed.href };
 }
+
+const endpointRules = (deps: AppDeps) => ({
+  allowPrivateTargets: deps.config.webhookAllowPrivateTargets,
+});
 
 /** Every code must be published by the event types endpoint (contract rule 3); duplicates collapse. */
 function checkEventTypeCodes(deps: AppDeps, codes: string[], field = 'event_type_codes'): string[] {
@@ -109,7 +128,7 @@ export async function createSubscription(
   organisationId: string,
   input: CreateSubscriptionInput,
 ): Promise<SubscriptionWithSecretView> {
-  const endpoint = checkEndpointUrl(input.endpoint_url);
+  const endpoint = checkEndpointUrl(input.endpoint_url, endpointRules(deps));
   const codes = checkEventTypeCodes(deps, input.event_type_codes);
   const secret = generateSigningSecret();
   const row = await withTransaction(deps.pool, async (tx) => {
@@ -170,7 +189,8 @@ export async function updateSubscription(
   id: string,
   input: UpdateSubscriptionInput,
 ): Promise<SubscriptionView> {
-  const endpoint = input.endpoint_url !== undefined ? checkEndpointUrl(input.endpoint_url) : undefined;
+  const endpoint =
+    input.endpoint_url !== undefined ? checkEndpointUrl(input.endpoint_url, endpointRules(deps)) : undefined;
   // Contract rule 2: an empty list on update is ignored, not a clear.
   const codes =
     input.event_type_codes !== undefined && input.event_type_codes.length > 0

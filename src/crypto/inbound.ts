@@ -1,0 +1,164 @@
+// Inbound crypto funds (D22): what a chain indexer posts, or the sandbox simulates. A notification is
+// recorded once per (network, tx hash, log index); a repeat only advances its confirmations. A deposit is
+// `detected` until it has the network's confirmations (CRYPTO_CONFIRMATIONS), then `received`, which
+// credits the ledger. A deposit to a disabled address is still recorded and credited.
+import { randomBytes } from 'node:crypto';
+import { type PoolClient, withTransaction } from '../db/pool.ts';
+import { creditDeposit, depositView, moveDeposit, openDeposit } from '../payments/deposits.ts';
+import * as payments from '../payments/repository.ts';
+import type { DepositView } from '../payments/schemas.ts';
+import type { AppDeps } from '../platform/deps.ts';
+import { notFound, validationFailed } from '../platform/errors.ts';
+import { scheduleJob } from '../platform/jobs/runner.ts';
+import { Decimal, parseAmount } from '../platform/money.ts';
+import { isNetworkCode, NETWORKS, type NetworkCode } from './networks.ts';
+import { findAddressByNetworkAndAddress } from './service.ts';
+
+export const SANDBOX_CONFIRM_KIND = 'crypto.sandbox_confirm';
+
+export interface ChainNotification {
+  network: string;
+  address: string;
+  asset: string;
+  amount: string;
+  tx_hash: string;
+  log_index?: number;
+  confirmations: number;
+}
+
+/** A deposit created or advanced, and whether this call created it. */
+export interface RecordedDeposit {
+  created: boolean;
+  deposit: DepositView;
+}
+
+export async function recordChainDeposit(
+  deps: AppDeps,
+  input: ChainNotification,
+  onlyOrganisation: string | null = null,
+): Promise<RecordedDeposit> {
+  if (!isNetworkCode(input.network)) throw validationFailed('network', `Unknown network ${input.network}`);
+  const network = NETWORKS[input.network];
+  if (!(network.assets as readonly string[]).includes(input.asset)) {
+    throw validationFailed('asset', `asset ${input.asset} is not carried on ${network.code}`);
+  }
+  const amount = parseAmount(input.amount, input.asset, 'amount');
+  const match = await findAddressByNetworkAndAddress(deps.pool, input.network, input.address);
+  if (!match || (onlyOrganisation !== null && match.organisationId !== onlyOrganisation)) {
+    throw notFound('No deposit address matches address on this network');
+  }
+  const required = deps.config.cryptoConfirmations[input.network];
+  return withTransaction(deps.pool, async (tx) => {
+    const logIndex = input.log_index ?? null;
+    const seen = await payments.lockDepositByChain(tx, input.network, input.tx_hash, logIndex);
+    if (seen)
+      return {
+        created: false,
+        deposit: depositView(await advance(tx, deps, seen, input.confirmations, required)),
+      };
+    const address = match.depositAddress.address;
+    let row =
+      (await payments.lockPendingDepositAt(tx, address, input.asset)) ??
+      (await openDeposit(tx, deps, {
+        organisationId: match.organisationId,
+        method: 'crypto',
+        currency: input.asset,
+        expectedAmount: null,
+        transferId: null,
+        externalId: null,
+        network: input.network,
+        address,
+        expiresAt: new Date(Date.now() + deps.config.depositTtlSeconds * 1000),
+      }));
+    row = await payments.updateDeposit(tx, row.id, {
+      network: input.network,
+      tx_hash: input.tx_hash,
+      log_index: logIndex,
+      received_amount: amount.toFixed(),
+      confirmations: input.confirmations,
+    });
+    if (input.confirmations >= required)
+      return { created: true, deposit: depositView(await creditDeposit(tx, deps, row, amount)) };
+    return {
+      created: true,
+      deposit: depositView(await moveDeposit(tx, deps, row, 'detected', { detected_at: new Date() })),
+    };
+  });
+}
+
+/** A repeated notification: more confirmations may make a detected deposit received; nothing else changes. */
+async function advance(
+  tx: PoolClient,
+  deps: AppDeps,
+  row: payments.DepositRow,
+  confirmations: number,
+  required: number,
+): Promise<payments.DepositRow> {
+  if (row.status !== 'detected' && row.status !== 'pending') return row;
+  const updated = await payments.updateDeposit(tx, row.id, {
+    confirmations: Math.max(row.confirmations ?? 0, confirmations),
+  });
+  if ((updated.confirmations ?? 0) < required) return updated;
+  return creditDeposit(tx, deps, updated, new Decimal(updated.received_amount!));
+}
+
+/**
+ * Sandbox (D24): funds arrive on one of the organisation's addresses with one confirmation (or as many as
+ * given); the rest come after SANDBOX_STEP_DELAY_MS, as a chain would bring them.
+ */
+export async function simulateChainDeposit(
+  deps: AppDeps,
+  organisationId: string,
+  input: { address: string; asset: string; amount: string; network?: string; confirmations?: number },
+): Promise<DepositView> {
+  const candidates: NetworkCode[] =
+    input.network !== undefined ? [input.network as NetworkCode] : ['ethereum', 'polygon', 'tron', 'bitcoin'];
+  let network: NetworkCode | undefined;
+  for (const code of candidates) {
+    if (!isNetworkCode(code)) throw validationFailed('network', `Unknown network ${code}`);
+    const match = await findAddressByNetworkAndAddress(deps.pool, code, input.address);
+    if (match?.organisationId === organisationId) {
+      network = input.network !== undefined ? code : (match.depositAddress.network as NetworkCode);
+      break;
+    }
+  }
+  if (network === undefined) throw notFound('No deposit address of the organisation matches address');
+  const notification: ChainNotification = {
+    network,
+    address: input.address,
+    asset: input.asset,
+    amount: input.amount,
+    tx_hash: `0xsandbox${randomBytes(28).toString('hex')}`,
+    confirmations: input.confirmations ?? 1,
+  };
+  const { deposit } = await recordChainDeposit(deps, notification, organisationId);
+  if (deposit.status === 'detected') {
+    await withTransaction(deps.pool, (tx) =>
+      scheduleJob(tx, {
+        kind: SANDBOX_CONFIRM_KIND,
+        payload: { ...notification, confirmations: deps.config.cryptoConfirmations[network] },
+        runAt: new Date(Date.now() + deps.config.sandboxStepDelayMs),
+        dedupeKey: `${SANDBOX_CONFIRM_KIND}:${notification.tx_hash}`,
+      }),
+    );
+  }
+  return deposit;
+}
+
+/** The sandbox chain's next block: the notification again, with every confirmation it needs. */
+export async function sandboxConfirm(
+  tx: PoolClient,
+  deps: AppDeps,
+  payload: Record<string, unknown>,
+): Promise<void> {
+  const network = String(payload.network);
+  const row = await payments.lockDepositByChain(tx, network, String(payload.tx_hash), null);
+  if (!row) return;
+  await advance(
+    tx,
+    deps,
+    row,
+    Number(payload.confirmations),
+    deps.config.cryptoConfirmations[network as NetworkCode],
+  );
+}

@@ -1,0 +1,36 @@
+// Small pieces of SQL text the repositories share. Column and table names come from the code (schema-
+// validated filter keys, fixed lists), never from a client's text; values are always parameters.
+import type { Queryable } from './pool.ts';
+
+/** `UPDATE <table> SET <changes>, updated_at = now() WHERE id = $1 RETURNING <columns>`. */
+export async function updateById<Row>(
+  db: Queryable,
+  table: string,
+  returning: string,
+  id: string,
+  changes: Record<string, unknown>,
+): Promise<Row> {
+  const names = Object.keys(changes);
+  const assignments = names.map((name, index) => `${name} = $${index + 2}`);
+  const result = await db.query(
+    `UPDATE ${table} SET ${[...assignments, 'updated_at = now()'].join(', ')} WHERE id = $1 RETURNING ${returning}`,
+    [id, ...names.map((name) => changes[name])],
+  );
+  return result.rows[0] as Row;
+}
+
+/** Appends `<column> = ANY($n)` for each list filter (D4: every filter value is a list). */
+export function listFilters(filters: object, values: unknown[], conditions: string[]): void {
+  for (const [column, list] of Object.entries(filters) as [string, string[] | undefined][]) {
+    if (!list) continue;
+    values.push(list);
+    conditions.push(`${column} = ANY($${values.length}::text[])`);
+  }
+}
+
+/** The ORDER BY of a search page sorted by id, created_at or updated_at (ties broken by id). */
+export function searchOrder(sortBy: string, direction: 'asc' | 'desc'): string {
+  const column = sortBy === 'created_at' || sortBy === 'updated_at' ? sortBy : 'id';
+  const dir = direction === 'asc' ? 'ASC' : 'DESC';
+  return column === 'id' ? `id ${dir}` : `${column} ${dir}, id ${dir}`;
+}

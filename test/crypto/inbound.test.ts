@@ -1,0 +1,254 @@
+// Inbound crypto funds (D22, D24): chain notifications recorded once, confirmations, disabled addresses,
+// the sandbox simulation, and a crypto-funded transfer on the sandbox USDC -> MXN corridor.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { JobRunner } from '../../src/platform/jobs/runner.ts';
+import { errorBody, startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
+import { type ApiClient, apiClient } from '../helpers/http.ts';
+import { until } from '../helpers/wait.ts';
+import {
+  balance,
+  beneficiary,
+  createBeneficiaryTable,
+  eventsOf,
+  runJobs,
+  testBeneficiaries,
+  transactionsOf,
+} from '../payments/fixtures.ts';
+import { activeSubscription, client } from '../webhooks/fixtures.ts';
+
+const ADDRESSES = '/api/v1/crypto/deposit-addresses';
+
+interface DepositJson {
+  id: string;
+  status: string;
+  method: string;
+  currency: string;
+  received_amount: string | null;
+  confirmations: number | null;
+  network: string | null;
+  tx_hash: string | null;
+}
+
+describe('inbound crypto deposits (D22)', () => {
+  let t: TestApp;
+  let jobs: JobRunner;
+  before(async () => {
+    t = await startTestApp({ env: { SANDBOX_STEP_DELAY_MS: '0' }, extraAreas: [testBeneficiaries] });
+    await createBeneficiaryTable(t);
+    jobs = runJobs(t);
+  });
+  after(async () => {
+    await jobs.stop();
+    await t.close();
+  });
+
+  async function organisation(): Promise<ApiClient> {
+    const tenant = await t.tenant();
+    await activeSubscription(client(t, tenant), {
+      event_type_codes: [
+        'deposit.created',
+        'deposit.detected',
+        'deposit.received',
+        'transfer.created',
+        'transfer.processing',
+        'transfer.completed',
+      ],
+    });
+    return apiClient(t, tenant);
+  }
+  const address = async (api: ApiClient, network = 'ethereum', asset = 'USDC') => {
+    const response = await api.post(ADDRESSES, { network, asset });
+    assert.equal(response.statusCode, 201, response.body);
+    return response.json() as { id: string; address: string };
+  };
+  const indexer = (body: Record<string, unknown>) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/admin/v1/crypto/deposits',
+      headers: { authorization: `Bearer ${TEST_ADMIN_KEY}`, 'content-type': 'application/json' },
+      payload: JSON.stringify(body),
+    });
+
+  it('records a notification once: a replay advances nothing and credits nothing more', async () => {
+    const api = await organisation();
+    const target = await address(api);
+    const notification = {
+      network: 'ethereum',
+      address: target.address,
+      asset: 'USDC',
+      amount: '250.500000',
+      tx_hash: '0xabc1',
+      log_index: 3,
+      confirmations: 12,
+    };
+    const first = await indexer(notification);
+    assert.equal(first.statusCode, 201, first.body);
+    const deposit = first.json() as DepositJson;
+    assert.deepEqual(
+      [deposit.status, deposit.method, deposit.currency, deposit.received_amount, deposit.confirmations],
+      ['received', 'crypto', 'USDC', '250.500000', 12],
+    );
+    const replay = await indexer(notification);
+    assert.equal(replay.statusCode, 200);
+    assert.equal(replay.json().id, deposit.id);
+    assert.deepEqual(await balance(api, 'USDC'), { available: '1000250.500000', held: '0.000000' });
+    assert.deepEqual(
+      (await transactionsOf(api, deposit.id)).map((entry) => [entry.type, entry.amount]),
+      [['deposit', '250.500000']],
+    );
+    // Another log index of the same transaction is another transfer of funds.
+    const other = await indexer({ ...notification, log_index: 4 });
+    assert.equal(other.statusCode, 201);
+    assert.notEqual(other.json().id, deposit.id);
+  });
+
+  it('holds a deposit detected until its confirmations, then receives it', async () => {
+    const api = await organisation();
+    const target = await address(api, 'polygon', 'USDT');
+    const seen = await indexer({
+      network: 'polygon',
+      address: target.address,
+      asset: 'USDT',
+      amount: '10.000000',
+      tx_hash: '0xdef',
+      confirmations: 5,
+    });
+    assert.equal(seen.json().status, 'detected');
+    assert.deepEqual(await balance(api, 'USDT'), { available: 'none', held: 'none' });
+    const confirmed = await indexer({
+      network: 'polygon',
+      address: target.address,
+      asset: 'USDT',
+      amount: '10.000000',
+      tx_hash: '0xdef',
+      confirmations: 128,
+    });
+    assert.equal(confirmed.statusCode, 200);
+    assert.equal(confirmed.json().status, 'received');
+    assert.deepEqual(await balance(api, 'USDT'), { available: '10.000000', held: '0.000000' });
+    assert.deepEqual(
+      (await eventsOf(t, seen.json().id)).map((event) => [event.code, event.previous]),
+      [
+        ['deposit.created', null],
+        ['deposit.detected', 'pending'],
+        ['deposit.received', 'detected'],
+      ],
+    );
+  });
+
+  it('still credits a deposit to a disabled address', async () => {
+    const api = await organisation();
+    const target = await address(api);
+    assert.equal((await api.post(`${ADDRESSES}/${target.id}/disable`)).statusCode, 200);
+    const credited = await indexer({
+      network: 'ethereum',
+      address: target.address.toLowerCase(),
+      asset: 'USDC',
+      amount: '1.000000',
+      tx_hash: '0xdis',
+      confirmations: 20,
+    });
+    assert.equal(credited.statusCode, 201, credited.body);
+    assert.equal(credited.json().status, 'received');
+  });
+
+  it('refuses unknown addresses and assets a network does not carry', async () => {
+    const api = await organisation();
+    const target = await address(api);
+    const unknown = await indexer({
+      network: 'ethereum',
+      address: '0x0000000000000000000000000000000000000001',
+      asset: 'USDC',
+      amount: '1.000000',
+      tx_hash: '0x1',
+      confirmations: 1,
+    });
+    assert.equal(unknown.statusCode, 404);
+    const btc = await indexer({
+      network: 'ethereum',
+      address: target.address,
+      asset: 'BTC',
+      amount: '1.00000000',
+      tx_hash: '0x2',
+      confirmations: 1,
+    });
+    assert.equal(btc.statusCode, 422);
+    assert.equal(errorBody(btc.body).field, 'asset');
+    const fine = await indexer({
+      network: 'ethereum',
+      address: target.address,
+      asset: 'USDC',
+      amount: '1.0000001',
+      tx_hash: '0x3',
+      confirmations: 1,
+    });
+    assert.equal(errorBody(fine.body).field, 'amount');
+  });
+
+  it('simulates funds in the sandbox: detected at once, received when the confirmations come', async () => {
+    const api = await organisation();
+    const target = await address(api, 'tron', 'USDT');
+    const response = await api.post('/api/v1/sandbox/crypto/deposits', {
+      address: target.address,
+      asset: 'USDT',
+      amount: '42.000000',
+    });
+    assert.equal(response.statusCode, 201, response.body);
+    const deposit = response.json() as DepositJson;
+    assert.deepEqual([deposit.status, deposit.network, deposit.confirmations], ['detected', 'tron', 1]);
+    await until(
+      async () => (await api.get(`/api/v1/payments/deposits/${deposit.id}`)).json().status === 'received',
+    );
+    assert.equal((await api.get(`/api/v1/payments/deposits/${deposit.id}`)).json().confirmations, 19);
+    const foreign = await apiClient(t, await t.tenant()).post('/api/v1/sandbox/crypto/deposits', {
+      address: target.address,
+      asset: 'USDT',
+      amount: '1.000000',
+    });
+    assert.equal(foreign.statusCode, 404);
+  });
+
+  it('funds a transfer on the sandbox USDC -> MXN corridor through its own address, to completion', async () => {
+    const api = await organisation();
+    const ben = await beneficiary(t, api, '032180000118359719', 'MXN', 'active', 'Frida Kahlo', 'MX');
+    const quote = await api.post('/api/v1/transfers/quotes', {
+      corridor_id: 'cor_0000SANDBX0000000000000012',
+      source_amount: '100.000000',
+    });
+    assert.equal(quote.statusCode, 201, quote.body);
+    const needsNetwork = await api.post(`/api/v1/transfers/quotes/${quote.json().id}/confirm`, {
+      beneficiary_id: ben,
+      funding_method: 'crypto',
+    });
+    assert.equal(errorBody(needsNetwork.body).field, 'network');
+    const confirmed = await api.post(`/api/v1/transfers/quotes/${quote.json().id}/confirm`, {
+      beneficiary_id: ben,
+      funding_method: 'crypto',
+      network: 'ethereum',
+    });
+    assert.equal(confirmed.statusCode, 201, confirmed.body);
+    const transfer = confirmed.json() as {
+      id: string;
+      status: string;
+      deposit_instructions: Record<string, string>;
+    };
+    assert.equal(transfer.status, 'awaiting_deposit');
+    const instructions = transfer.deposit_instructions;
+    assert.deepEqual(
+      [instructions.type, instructions.network, instructions.asset, instructions.amount],
+      ['crypto', 'ethereum', 'USDC', '100.000000'],
+    );
+    assert.match(instructions.address!, /^0x[0-9a-fA-F]{40}$/);
+    const sent = await api.post('/api/v1/sandbox/crypto/deposits', {
+      address: instructions.address,
+      asset: 'USDC',
+      amount: '100.000000',
+    });
+    assert.equal(sent.statusCode, 201, sent.body);
+    await until(
+      async () => (await api.get(`/api/v1/transfers/${transfer.id}`)).json().status === 'completed',
+    );
+    assert.deepEqual(await balance(api, 'USDC'), { available: '1000000.000000', held: '0.000000' });
+  });
+});

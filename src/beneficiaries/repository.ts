@@ -3,7 +3,8 @@
 
 import { pageWithTotal } from '../db/paging.ts';
 import type { Queryable } from '../db/pool.ts';
-import type { BeneficiarySortKey, BeneficiaryStatus } from './schemas.ts';
+import { listFilters, searchOrder, updateById } from '../db/sql.ts';
+import type { BeneficiaryFilters, BeneficiarySortKey, BeneficiaryStatus } from './schemas.ts';
 
 export interface BeneficiaryRow {
   id: string;
@@ -109,43 +110,21 @@ export interface BeneficiaryChanges {
   screening_id: string;
 }
 
-export async function updateBeneficiary(
+export function updateBeneficiary(
   db: Queryable,
   id: string,
   changes: BeneficiaryChanges,
 ): Promise<BeneficiaryRow> {
-  const result = await db.query<BeneficiaryRow>(
-    `UPDATE beneficiaries
-        SET status = $2, name = $3, address = $4, email = $5, date_of_birth = $6, account_sealed = $7,
-            bank_id = $8, bank_name = $9, bank_bic = $10, screening_id = $11, updated_at = now()
-      WHERE id = $1
-      RETURNING ${COLUMNS}`,
-    [
-      id,
-      changes.status,
-      changes.name,
-      JSON.stringify(changes.address),
-      changes.email,
-      changes.date_of_birth,
-      changes.account_sealed,
-      changes.bank_id,
-      changes.bank_name,
-      changes.bank_bic,
-      changes.screening_id,
-    ],
-  );
-  return result.rows[0]!;
+  return updateById<BeneficiaryRow>(db, 'beneficiaries', COLUMNS, id, {
+    ...changes,
+    address: JSON.stringify(changes.address),
+  });
 }
 
 export interface BeneficiarySearch {
   organisationId: string;
-  /** Without a status filter, deleted beneficiaries are left out. */
-  statuses?: string[];
-  destinationCountries?: string[];
-  destinationCurrencies?: string[];
-  payoutMethods?: string[];
-  entityTypes?: string[];
-  externalIds?: string[];
+  /** Each a list of values of the column of that name (D4). Without `status`, deleted ones are left out. */
+  filters: BeneficiaryFilters;
   /** Case-insensitive substring of the name. */
   search?: string;
   sortBy: BeneficiarySortKey;
@@ -160,29 +139,18 @@ export async function searchBeneficiaries(
 ): Promise<{ rows: BeneficiaryRow[]; total: number }> {
   const where = ['organisation_id = $1'];
   const values: unknown[] = [query.organisationId];
-  const add = (condition: (placeholder: string) => string, value: unknown) => {
-    values.push(value);
-    where.push(condition(`$${values.length}`));
-  };
-  if (query.statuses) add((p) => `status = ANY(${p}::text[])`, query.statuses);
-  else where.push("status <> 'deleted'");
-  if (query.destinationCountries) {
-    add((p) => `destination_country = ANY(${p}::text[])`, query.destinationCountries);
+  listFilters(query.filters, values, where);
+  if (!query.filters.status) where.push("status <> 'deleted'");
+  if (query.search !== undefined) {
+    values.push(query.search);
+    where.push(`strpos(lower(name), lower($${values.length})) > 0`);
   }
-  if (query.destinationCurrencies) {
-    add((p) => `destination_currency = ANY(${p}::text[])`, query.destinationCurrencies);
-  }
-  if (query.payoutMethods) add((p) => `payout_method = ANY(${p}::text[])`, query.payoutMethods);
-  if (query.entityTypes) add((p) => `entity_type = ANY(${p}::text[])`, query.entityTypes);
-  if (query.externalIds) add((p) => `external_id = ANY(${p}::text[])`, query.externalIds);
-  if (query.search !== undefined) add((p) => `strpos(lower(name), lower(${p})) > 0`, query.search);
-  const direction = query.sortDirection === 'asc' ? 'ASC' : 'DESC';
   values.push(query.limit, query.offset);
   return pageWithTotal<BeneficiaryRow>(db, {
     columns: COLUMNS,
     from: 'beneficiaries',
     condition: where.join(' AND '),
-    orderBy: query.sortBy === 'id' ? `id ${direction}` : `${query.sortBy} ${direction}, id ${direction}`,
+    orderBy: searchOrder(query.sortBy, query.sortDirection),
     limit: `$${values.length - 1}`,
     offset: `$${values.length}`,
     values,

@@ -412,15 +412,9 @@ export async function searchBeneficiaries(
 ): Promise<Page<BeneficiaryView>> {
   const query = toSearchQuery<BeneficiaryFilters, BeneficiarySortKey>(body);
   if (query.search?.includes('\u0000')) return toPage(query, [], 0);
-  const filters = query.filters;
   const { rows, total } = await repo.searchBeneficiaries(deps.pool, {
     organisationId,
-    ...(filters.status ? { statuses: filters.status } : {}),
-    ...(filters.destination_country ? { destinationCountries: filters.destination_country } : {}),
-    ...(filters.destination_currency ? { destinationCurrencies: filters.destination_currency } : {}),
-    ...(filters.payout_method ? { payoutMethods: filters.payout_method } : {}),
-    ...(filters.entity_type ? { entityTypes: filters.entity_type } : {}),
-    ...(filters.external_id ? { externalIds: filters.external_id } : {}),
+    filters: query.filters,
     ...(query.search !== undefined ? { search: query.search } : {}),
     sortBy: query.sortBy,
     sortDirection: query.sortDirection,

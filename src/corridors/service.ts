@@ -302,17 +302,6 @@ export const activeRoutesTo = (
 ): Promise<{ destination_currency: string; payout_method: PayoutMethod }[]> =>
   repo.activeRoutesTo(db, country);
 
-/** Whether an active corridor pays `currency` to `country` by `method` (D19 requirements). */
-export async function activeCorridorExists(
-  db: Queryable,
-  country: string,
-  currency: string,
-  method: string,
-): Promise<boolean> {
-  const routes = await repo.activeRoutesTo(db, country);
-  return routes.some((route) => route.destination_currency === currency && route.payout_method === method);
-}
-
 /** Sandbox corridors (D24), with fixed ids so that documentation and tests can name them. */
 export interface SandboxCorridor {
   id: string;

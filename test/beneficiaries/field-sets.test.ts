@@ -435,6 +435,38 @@ describe('beneficiary field sets', () => {
       }
     });
 
+    it('a corridor to a country D19 gives no field set: requirements 404, create 422, saying so', async () => {
+      const created = await t.app.inject({
+        method: 'POST',
+        url: '/admin/v1/corridors',
+        headers: { authorization: `Bearer ${TEST_ADMIN_KEY}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({
+          source_currency: 'USD',
+          destination_country: 'JP',
+          destination_currency: 'JPY',
+          payout_method: 'bank_account',
+          min_amount: '1.00',
+          max_amount: '1000.00',
+          fee_fixed: '1.00',
+          fee_percent: '0.50',
+          fx_markup_percent: '0.50',
+          estimated_delivery_seconds: 3600,
+        }),
+      });
+      assert.equal(created.statusCode, 201, created.body);
+      const message = 'No beneficiary field set is defined for JPY to JP by bank_account';
+      assert.equal(
+        expectError(await api.get(requirementsUrl('JP', 'JPY', 'bank_account')), 404, 'NOT_FOUND'),
+        message,
+      );
+      const response = await api.post(BENEFICIARIES, {
+        ...bodyOf('DE'),
+        destination_country: 'JP',
+        destination_currency: 'JPY',
+      });
+      assert.equal(expectError(response, 422, 'VALIDATION_FAILED', 'destination_country'), message);
+    });
+
     it('requirements: 422 for a missing or malformed parameter', async () => {
       const missing = await api.get(`${REQUIREMENTS}?destination_country=DE&destination_currency=EUR`);
       expectError(missing, 422, 'VALIDATION_FAILED', 'payout_method');

@@ -144,7 +144,7 @@ export async function buildApp(deps: AppDeps, options: BuildOptions): Promise<Ap
   if (options.components.auth) registerAuthRoutes(app, deps, { authOnly: !options.components.api });
   if (options.components.api) {
     await registerBearerAuth(app, deps);
-    registerIdempotency(app, deps.pool);
+    registerIdempotency(app, deps.pool, deps.secretBox);
     registerAdminRoutes(app, deps);
     for (const area of deps.areas) {
       area.routes?.(app, deps);

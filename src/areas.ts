@@ -3,6 +3,7 @@
 // migrations are found in each area's `migrations/` folder by the runner.
 import { balancesArea } from './balances/module.ts';
 import { banksArea } from './banks/module.ts';
+import { beneficiariesArea } from './beneficiaries/module.ts';
 import { corridorsArea } from './corridors/module.ts';
 import { cryptoArea } from './crypto/module.ts';
 import { fxArea } from './fx/module.ts';
@@ -19,6 +20,7 @@ export const AREAS = [
   corridorsArea,
   banksArea,
   sanctionsArea,
+  beneficiariesArea,
   balancesArea,
   paymentsArea,
   cryptoArea,

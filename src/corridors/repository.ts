@@ -178,3 +178,18 @@ export async function activeCurrencies(db: Queryable): Promise<string[]> {
   });
   return result.rows.map((row) => row.code);
 }
+
+/** The currencies and payout methods active corridors pay to one country (beneficiary requirements, D19). */
+export async function activeRoutesTo(
+  db: Queryable,
+  country: string,
+): Promise<{ destination_currency: string; payout_method: PayoutMethod }[]> {
+  const result = await db.query<{ destination_currency: string; payout_method: PayoutMethod }>({
+    name: 'corridors.active-routes-to',
+    text: `SELECT DISTINCT destination_currency, payout_method FROM corridors
+           WHERE destination_country = $1 AND status = 'active'
+           ORDER BY destination_currency, payout_method`,
+    values: [country],
+  });
+  return result.rows;
+}

@@ -295,6 +295,13 @@ export async function searchCorridors(
 /** Currencies in use (D15): the source and destination currencies of active corridors. */
 export const activeCorridorCurrencies = (db: Queryable): Promise<string[]> => repo.activeCurrencies(db);
 
+/** The destination currencies and payout methods of the active corridors to `country` (D19). */
+export const activeRoutesTo = (
+  db: Queryable,
+  country: string,
+): Promise<{ destination_currency: string; payout_method: PayoutMethod }[]> =>
+  repo.activeRoutesTo(db, country);
+
 /** Sandbox corridors (D24), with fixed ids so that documentation and tests can name them. */
 export interface SandboxCorridor {
   id: string;

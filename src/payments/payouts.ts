@@ -83,7 +83,7 @@ async function destinationOf(
   beneficiaryId: string,
 ): Promise<PayoutDestination | undefined> {
   for (const area of deps.areas) {
-    const found = await area.payoutDestination?.(db, organisationId, beneficiaryId);
+    const found = await area.payoutDestination?.(db, organisationId, beneficiaryId, deps);
     if (found) return found;
   }
   return undefined;

@@ -80,12 +80,14 @@ export interface Area {
   currenciesInUse?(db: Queryable, organisationId: string): Promise<string[]>;
   /**
    * Where a payout to one of this area's resources goes (the beneficiaries area): undefined when the id is
-   * not one of the organisation's. Payments read it without importing the area.
+   * not one of the organisation's. Payments read it without importing the area. `deps` gives the key that
+   * opens the account identifier sealed at rest (D13, D19).
    */
   payoutDestination?(
     db: Queryable,
     organisationId: string,
     beneficiaryId: string,
+    deps: AppDeps,
   ): Promise<PayoutDestination | undefined>;
   /**
    * A deposit address of the organisation's own for a crypto deposit (the crypto area, D22); throws when the

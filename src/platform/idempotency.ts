@@ -18,6 +18,7 @@ import { beforeCommit, type Pool } from '../db/pool.ts';
 import type { App } from './deps.ts';
 import { AppError, validationFailed } from './errors.ts';
 import * as repo from './idempotency-repository.ts';
+import type { SecretBox } from './secrets.ts';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 export const REPLAYED_HEADER = 'idempotent-replayed';
@@ -55,7 +56,17 @@ function inUse(): AppError {
   );
 }
 
-export function registerIdempotency(app: App, pool: Pool): void {
+/** A stored response sealed with the D13 key: responses may hold what is encrypted at rest elsewhere. */
+const SEALED_PREFIX = 'v1.';
+
+/**
+ * `secretBox` seals the stored responses (a beneficiary's account identifiers, for one, are encrypted at rest,
+ * D19); a response stored unsealed still replays.
+ */
+export function registerIdempotency(app: App, pool: Pool, secretBox?: SecretBox): void {
+  const opened = (stored: string): string =>
+    secretBox && stored.startsWith(SEALED_PREFIX) ? secretBox.decrypt(stored) : stored;
+
   app.addHook('onRoute', (route) => {
     if (!route.config?.idempotent) return;
     const handler = route.handler as RouteHandlerMethod;
@@ -105,7 +116,7 @@ export function registerIdempotency(app: App, pool: Pool): void {
             .header(REPLAYED_HEADER, 'true')
             .type('application/json')
             .serializer((payload: unknown) => payload as string)
-            .send(existing.response_body ?? '');
+            .send(opened(existing.response_body ?? ''));
         }
         if (existing.committed_at !== null && (existing.locked_until?.getTime() ?? 0) <= Date.now()) {
           // The first request's operation took effect but its process stopped before storing the
@@ -140,7 +151,8 @@ export function registerIdempotency(app: App, pool: Pool): void {
         // response is kept and replayed like any other.
         await repo.releaseKey(pool, hold.organisationId, hold.key, hold.owner);
       }
-      await repo.storeResponse(pool, hold.organisationId, hold.key, hold.owner, reply.statusCode, body);
+      const stored = secretBox ? secretBox.encrypt(body) : body;
+      await repo.storeResponse(pool, hold.organisationId, hold.key, hold.owner, reply.statusCode, stored);
     } catch (error) {
       // The response still goes out; the key stays running until its lease ends.
       request.log.error({ err: error }, 'could not store the idempotent response');

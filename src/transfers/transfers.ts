@@ -94,7 +94,7 @@ async function destinationOf(
   beneficiaryId: string,
 ): Promise<PayoutDestination | undefined> {
   for (const area of deps.areas) {
-    const found = await area.payoutDestination?.(tx, organisationId, beneficiaryId);
+    const found = await area.payoutDestination?.(tx, organisationId, beneficiaryId, deps);
     if (found) return found;
   }
   return undefined;

@@ -1,7 +1,8 @@
 // The webhook area (contract sections 2-4 and 6, D8-D11): subscriptions, events, delivery attempts, and
-// the sandbox's test events. The delivery worker itself runs in the worker role (src/main.ts).
+// the sandbox's test events. The delivery worker itself runs in the worker role (src/main.ts). The event
+// catalogue is each area's own `eventTypes`, gathered in src/areas.ts; `webhook.ping` (the D9 health probe)
+// is sent by the platform but is not listed and cannot be subscribed to.
 import type { Area } from '../platform/area.ts';
-import { PAYMENT_EVENT_TYPES } from './event-types.ts';
 import { registerWebhookRoutes } from './routes.ts';
 import { registerWebhookSandboxRoutes } from './sandbox/routes.ts';
 import { WEBHOOK_SCOPES } from './scopes.ts';
@@ -9,7 +10,6 @@ import { WEBHOOK_SCOPES } from './scopes.ts';
 export const webhooksArea: Area = {
   name: 'webhooks',
   scopes: [WEBHOOK_SCOPES.read, WEBHOOK_SCOPES.write],
-  eventTypes: PAYMENT_EVENT_TYPES,
   routes: registerWebhookRoutes,
   sandboxRoutes: registerWebhookSandboxRoutes,
 };

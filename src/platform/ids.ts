@@ -1,6 +1,6 @@
 // Identifiers (D3).
 import { randomFillSync } from 'node:crypto';
-import { ulid as ulidOf } from 'ulid';
+import { monotonicFactory, ulid as ulidOf } from 'ulid';
 import { v7 as uuidv7 } from 'uuid';
 
 /**
@@ -20,6 +20,12 @@ function pooledRandom(): number {
 
 const ulid = (): string => ulidOf(undefined, pooledRandom);
 
+/**
+ * Resource ids increase within a process even inside one millisecond, so that sorting by id follows the
+ * order things were made in (the entries of one ledger transaction, say).
+ */
+const monotonicUlid = monotonicFactory(pooledRandom);
+
 /** Subscription ids and other resource UUIDs: version 7, time-ordered. */
 export const newUuid = (): string => uuidv7();
 
@@ -33,7 +39,7 @@ export const newDeliveryHeaderId = (): string => `dlv_${ulid()}`;
  * `<prefix>_<ULID>`: ids of the payment areas' resources (D14), e.g. `cor_`, `bnk_`, `scr_`, `btx_`.
  * Time-ordered, so sorting by id sorts by creation.
  */
-export const newPublicId = (prefix: string): string => `${prefix}_${ulid()}`;
+export const newPublicId = (prefix: string): string => `${prefix}_${monotonicUlid()}`;
 
 /** A `<prefix>_<ULID>` id as a path parameter: anything else cannot name a resource (404). */
 export const isPublicId = (prefix: string, value: string): boolean =>

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decodeTime } from 'ulid';
-import { newDeliveryHeaderId, newErrorId, newEventPublicId } from '../../src/platform/ids.ts';
+import { newDeliveryHeaderId, newErrorId, newEventPublicId, newPublicId } from '../../src/platform/ids.ts';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
@@ -27,5 +27,13 @@ describe('identifiers (D3)', () => {
     assert.equal(new Set(ids).size, ids.length);
     const seen = new Set(ids.flatMap((id) => [...id.slice(10)]));
     assert.deepEqual([...seen].sort().join(''), CROCKFORD);
+  });
+});
+
+describe('resource ids (D14)', () => {
+  it('increase within one millisecond, so that sorting by id follows creation', () => {
+    const ids = Array.from({ length: 2_000 }, () => newPublicId('btx'));
+    assert.deepEqual([...ids].sort(), ids);
+    assert.equal(new Set(ids).size, ids.length);
   });
 });

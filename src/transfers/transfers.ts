@@ -226,8 +226,7 @@ export async function confirmQuote(
   input: ConfirmInput,
 ): Promise<TransferView> {
   await expireIfDue(deps, organisationId, quoteId);
-  // A balance-funded confirm debits the organisation's balance: its transactions share commits.
-  return transactionGroups(deps.pool).run(organisationId, async (tx) => {
+  return withTransaction(deps.pool, async (tx) => {
     const quote = await acceptQuote(tx, organisationId, quoteId);
     const corridor = (await findCorridor(tx, quote.corridor_id))!;
     const beneficiary = await destinationOf(tx, deps, organisationId, input.beneficiary_id);
@@ -308,9 +307,6 @@ export async function confirmQuote(
       }
       throw error;
     }
-    // Balance funding takes the money at confirm (400 INSUFFICIENT_FUNDS: nothing is created), also while
-    // a screening hit holds the transfer; a confirmed match gives it back.
-    if (input.funding_method === 'balance') await fund(tx, row);
     row = await repo.updateTransfer(tx, id, {
       screening_id: screening.id,
       funded: input.funding_method === 'balance',
@@ -333,7 +329,13 @@ export async function confirmQuote(
         dedupeKey: `${EXPIRE_TRANSFER_KIND}:${id}`,
       });
     }
-    return transferView(tx, row);
+    const view = await transferView(tx, row);
+    // Balance funding takes the money at confirm (400 INSUFFICIENT_FUNDS: the whole confirm rolls back,
+    // nothing is created), also while a screening hit holds the transfer (a confirmed match gives it
+    // back). It is the transaction's last step: the balance's row lock is then held only until the commit,
+    // so that confirms of one organisation do the rest of their work side by side.
+    if (input.funding_method === 'balance') await fund(tx, row);
+    return view;
   });
 }
 

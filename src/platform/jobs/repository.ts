@@ -19,16 +19,24 @@ export interface NewJob {
   dedupeKey?: string;
 }
 
-/** Inserts the job (unless its dedupe key is pending) and notifies the runners; true if inserted. */
+/**
+ * Longest a runner sleeps without a notification (runner.ts). A job due later than this needs no wake-up:
+ * every runner looks again before it falls due. NOTIFY serialises the commits of the transactions that
+ * send it, so expiry timers (minutes to days ahead) do not send one.
+ */
+export const RUNNER_MAX_IDLE_MS = 5_000;
+
+/** Inserts the job (unless its dedupe key is pending), waking the runners if it is due soon; true if inserted. */
 export async function insertJob(db: Queryable, job: NewJob): Promise<boolean> {
+  const soon = job.runAt.getTime() - Date.now() < RUNNER_MAX_IDLE_MS;
   const result = await db.query({
-    name: 'jobs.insert',
+    name: soon ? 'jobs.insert_notify' : 'jobs.insert',
     text: `WITH inserted AS (
              INSERT INTO jobs (kind, payload, run_at, dedupe_key) VALUES ($1, $2, $3, $4)
              ON CONFLICT (dedupe_key) DO NOTHING
              RETURNING id
            )
-           SELECT pg_notify('${JOBS_CHANNEL}', '') FROM inserted`,
+           SELECT ${soon ? `pg_notify('${JOBS_CHANNEL}', '')` : '1'} FROM inserted`,
     values: [job.kind, job.payload, job.runAt, job.dedupeKey ?? null],
   });
   return result.rowCount === 1;

@@ -69,7 +69,7 @@ export function startJobRunner(deps: AppDeps, log: Logger, options: JobRunnerOpt
   // newer kind to the workers that know it.
   const kinds = Object.keys(handlers);
   const batchSize = options.batchSize ?? 32;
-  const maxIdleMs = options.maxIdleMs ?? 5_000;
+  const maxIdleMs = Math.min(options.maxIdleMs ?? repo.RUNNER_MAX_IDLE_MS, repo.RUNNER_MAX_IDLE_MS);
   const lanes = deps.config.jobConcurrency;
   let stopped = false;
   const sleepers = new Set<() => void>();

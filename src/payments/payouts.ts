@@ -76,7 +76,8 @@ export function payoutView(row: repo.PayoutRow): PayoutView {
   };
 }
 
-async function destinationOf(
+/** Where a payout to the beneficiary goes, from the area that holds beneficiaries (D19); undefined if unknown. */
+export async function destinationOf(
   db: Queryable,
   deps: AppDeps,
   organisationId: string,

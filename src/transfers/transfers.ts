@@ -21,9 +21,15 @@ import {
 } from '../db/pool.ts';
 import { transactionGroups } from '../db/transaction-groups.ts';
 import { creditDeposit, depositView, openDeposit } from '../payments/deposits.ts';
-import { FX_POSITION, openPayout, payoutView, TRANSFER_CLEARING } from '../payments/payouts.ts';
+import {
+  destinationOf,
+  FX_POSITION,
+  openPayout,
+  payoutView,
+  TRANSFER_CLEARING,
+} from '../payments/payouts.ts';
 import * as payments from '../payments/repository.ts';
-import type { MovedPayout, PayoutDestination, ReceivedDeposit, ReviewedScreening } from '../platform/area.ts';
+import type { MovedPayout, ReceivedDeposit, ReviewedScreening } from '../platform/area.ts';
 import type { AppDeps } from '../platform/deps.ts';
 import { AppError, conflict, invalidState, notFound, validationFailed } from '../platform/errors.ts';
 import { isPublicId, newPublicId } from '../platform/ids.ts';
@@ -85,19 +91,6 @@ export async function transferView(db: Queryable, row: repo.TransferRow): Promis
     updated_at: toIso(row.updated_at),
     completed_at: toIso(row.completed_at),
   };
-}
-
-async function destinationOf(
-  tx: PoolClient,
-  deps: AppDeps,
-  organisationId: string,
-  beneficiaryId: string,
-): Promise<PayoutDestination | undefined> {
-  for (const area of deps.areas) {
-    const found = await area.payoutDestination?.(tx, organisationId, beneficiaryId, deps);
-    if (found) return found;
-  }
-  return undefined;
 }
 
 /** Moves a locked transfer and publishes `transfer.<status>` in the same transaction. */

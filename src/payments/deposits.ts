@@ -9,7 +9,6 @@ import {
   pgErrorCode,
   withTransaction,
 } from '../db/pool.ts';
-import { transactionGroups } from '../db/transaction-groups.ts';
 import type { AppDeps } from '../platform/deps.ts';
 import { AppError, conflict, invalidState, notFound, validationFailed } from '../platform/errors.ts';
 import { isPublicId, newPublicId } from '../platform/ids.ts';
@@ -317,7 +316,7 @@ export async function receiveDeposit(
   id: string,
   input: { amount?: string },
 ): Promise<DepositView> {
-  return transactionGroups(deps.pool).run(`deposit:${id}`, async (tx) => {
+  return withTransaction(deps.pool, async (tx) => {
     const row = await lockedDeposit(tx, organisationId, id);
     if (row.method !== 'bank_transfer') {
       throw invalidState(

@@ -162,3 +162,21 @@ export async function createApiClient(
   const client = await createClient(deps, { organisation_id: organisationId, name: 'bench' });
   return { clientId: client.client_id, clientSecret: client.client_secret! };
 }
+
+/** An access token of `client` from an `auth` (or `serve`) process at `authUrl`. */
+export async function fetchToken(
+  authUrl: string,
+  client: { clientId: string; clientSecret: string },
+): Promise<string> {
+  const response = await fetch(`${authUrl}/realms/sandbox/protocol/openid-connect/token`, {
+    method: 'POST',
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+    }),
+  });
+  const token = ((await response.json()) as { access_token?: string }).access_token;
+  if (!token) throw new Error(`no token from the auth process: HTTP ${response.status}`);
+  return token;
+}

@@ -12,7 +12,7 @@ import {
   type Scenario,
   type ScenarioResult,
 } from '../lib/scenario.ts';
-import { createApiClient } from '../lib/seed.ts';
+import { createApiClient, fetchToken } from '../lib/seed.ts';
 import { now, round } from '../lib/util.ts';
 
 interface Endpoint {
@@ -166,16 +166,7 @@ export const api: Scenario = {
       context.startService('auth', env, 'auth'),
       context.startService('api', env, 'api'),
     ]);
-    const tokenResponse = await fetch(`${auth.url}/realms/sandbox/protocol/openid-connect/token`, {
-      method: 'POST',
-      body: new URLSearchParams({
-        grant_type: 'client_credentials',
-        client_id: client.clientId,
-        client_secret: client.clientSecret,
-      }),
-    });
-    const token = ((await tokenResponse.json()) as { access_token?: string }).access_token;
-    if (!token) throw new Error(`no token from the auth process: HTTP ${tokenResponse.status}`);
+    const token = await fetchToken(auth.url, client);
 
     const results: EndpointResult[] = [];
     const problems: string[] = [];

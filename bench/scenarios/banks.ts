@@ -7,7 +7,7 @@ import type { LoadInput, LoadOutput } from '../lib/load-child.ts';
 import type { PacedInput } from '../lib/paced-child.ts';
 import { runScript } from '../lib/processes.ts';
 import { atMost, type Metric, rssMetric, type Scenario, type ScenarioResult } from '../lib/scenario.ts';
-import { createApiClient, createOrganisation } from '../lib/seed.ts';
+import { createApiClient, createOrganisation, fetchToken } from '../lib/seed.ts';
 import { now, round } from '../lib/util.ts';
 
 const ADMIN_KEY = 'bench-admin-key-0123456789abcdef';
@@ -164,16 +164,7 @@ export const banks: Scenario = {
     await db.pool.query('VACUUM (ANALYZE) banks, bank_branches');
     await db.pool.end();
 
-    const tokenResponse = await fetch(`${auth.url}/realms/sandbox/protocol/openid-connect/token`, {
-      method: 'POST',
-      body: new URLSearchParams({
-        grant_type: 'client_credentials',
-        client_id: client.clientId,
-        client_secret: client.clientSecret,
-      }),
-    });
-    const token = ((await tokenResponse.json()) as { access_token?: string }).access_token;
-    if (!token) throw new Error(`no token from the auth process: HTTP ${tokenResponse.status}`);
+    const token = await fetchToken(auth.url, client);
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
 
     const specs = endpoints(directory.samples);

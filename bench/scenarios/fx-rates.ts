@@ -2,10 +2,12 @@
 // history of rate imports: ten years of daily ECB-style sets (30 currencies against EUR) and BENCH_FX_HOURS
 // hourly sets of a provider quoting 150 currencies against USD, beside the sandbox's rates and corridors.
 // Reads look only at each provider's latest set per base, so the history should not show in the figures.
+
 import currencyCodes from 'currency-codes';
 import type { LoadInput, LoadOutput } from '../lib/load-child.ts';
 import { runScript } from '../lib/processes.ts';
 import { atMost, type Metric, rssMetric, type Scenario, type ScenarioResult } from '../lib/scenario.ts';
+import { fetchToken } from '../lib/seed.ts';
 import { now, round } from '../lib/util.ts';
 
 interface Endpoint {
@@ -135,16 +137,7 @@ export const fxRates: Scenario = {
       context.startService('auth', env, 'auth'),
       context.startService('api', env, 'api'),
     ]);
-    const tokenResponse = await fetch(`${auth.url}/realms/sandbox/protocol/openid-connect/token`, {
-      method: 'POST',
-      body: new URLSearchParams({
-        grant_type: 'client_credentials',
-        client_id: 'sandbox-client',
-        client_secret: 'sandbox-secret',
-      }),
-    });
-    const token = ((await tokenResponse.json()) as { access_token?: string }).access_token;
-    if (!token) throw new Error(`no token from the auth process: HTTP ${tokenResponse.status}`);
+    const token = await fetchToken(auth.url, { clientId: 'sandbox-client', clientSecret: 'sandbox-secret' });
 
     const metrics: Metric[] = [];
     const problems: string[] = [];

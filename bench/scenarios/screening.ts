@@ -7,7 +7,7 @@
 import type { BenchDatabase } from '../lib/database.ts';
 import { generateOfacList, misspell, reorder, seededRandom } from '../lib/sanctions-list.ts';
 import { atMost, type Metric, rssMetric, type Scenario, type ScenarioResult } from '../lib/scenario.ts';
-import { createApiClient, createOrganisation } from '../lib/seed.ts';
+import { createApiClient, createOrganisation, fetchToken } from '../lib/seed.ts';
 import { distribution } from '../lib/stats.ts';
 import { now, round } from '../lib/util.ts';
 
@@ -168,16 +168,7 @@ export const screening: Scenario = {
       context.startService('auth', env, 'auth'),
       context.startService('api', env, 'api'),
     ]);
-    const tokenResponse = await fetch(`${auth.url}/realms/sandbox/protocol/openid-connect/token`, {
-      method: 'POST',
-      body: new URLSearchParams({
-        grant_type: 'client_credentials',
-        client_id: client.clientId,
-        client_secret: client.clientSecret,
-      }),
-    });
-    const token = ((await tokenResponse.json()) as { access_token?: string }).access_token;
-    if (!token) throw new Error(`no token from the auth process: HTTP ${tokenResponse.status}`);
+    const token = await fetchToken(auth.url, client);
 
     const peakBeforeImport = api.peakRssMb();
     const importUrl = `${api.url}/admin/v1/sanctions/lists/ofac-sdn/import`;

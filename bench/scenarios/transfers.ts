@@ -10,7 +10,7 @@ import { newUuid } from '../../src/platform/ids.ts';
 import { Decimal } from '../../src/platform/money.ts';
 import { startReceiver } from '../lib/receiver.ts';
 import { rssMetric, type Scenario, type ScenarioResult, workerEnv } from '../lib/scenario.ts';
-import { createApiClient, createSubscription } from '../lib/seed.ts';
+import { createApiClient, createSubscription, fetchToken } from '../lib/seed.ts';
 import { distribution } from '../lib/stats.ts';
 import { now, round, waitUntil } from '../lib/util.ts';
 
@@ -72,17 +72,7 @@ export const transfers: Scenario = {
       context.startService('api', env, 'api'),
       context.startService('worker', workerEnv(context, db.url, env), 'worker'),
     ]);
-    const tokenResponse = await fetch(`${auth.url}/realms/sandbox/protocol/openid-connect/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'client_credentials',
-        client_id: client.clientId,
-        client_secret: client.clientSecret,
-      }),
-    });
-    const token = ((await tokenResponse.json()) as { access_token?: string }).access_token;
-    if (!token) throw new Error(`no token: HTTP ${tokenResponse.status}`);
+    const token = await fetchToken(auth.url, client);
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const post = async (path: string, body: unknown) => {
       const response = await fetch(`${api.url}${path}`, {

@@ -1,10 +1,18 @@
-// HTTP helpers for the payment-area tests: JSON requests through app.inject with a tenant's token and
+// HTTP helpers of the API tests: JSON requests through app.inject with a tenant's token and
 // any extra headers (Idempotency-Key).
 import type { LightMyRequestResponse } from 'fastify';
 import type { Tenant, TestApp } from './app.ts';
 
+export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
 export interface ApiClient {
   tenant: Tenant;
+  request(
+    method: Method,
+    url: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<LightMyRequestResponse>;
   get(url: string): Promise<LightMyRequestResponse>;
   post(url: string, body?: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
   patch(url: string, body?: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
@@ -12,7 +20,7 @@ export interface ApiClient {
 }
 
 export function apiClient(t: Pick<TestApp, 'app'>, tenant: Tenant): ApiClient {
-  const send = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, body?: unknown, headers = {}) =>
+  const send = (method: Method, url: string, body?: unknown, headers: Record<string, string> = {}) =>
     t.app.inject({
       method,
       url,
@@ -25,6 +33,7 @@ export function apiClient(t: Pick<TestApp, 'app'>, tenant: Tenant): ApiClient {
     });
   return {
     tenant,
+    request: send,
     get: (url) => send('GET', url),
     post: (url, body, headers) => send('POST', url, body, headers),
     patch: (url, body, headers) => send('PATCH', url, body, headers),

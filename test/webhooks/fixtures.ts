@@ -2,46 +2,20 @@
 // through the API, and delivery attempts written directly in SQL (the delivery engine writes them in
 // production; these tests do not depend on it).
 import assert from 'node:assert/strict';
-import type { LightMyRequestResponse } from 'fastify';
-import type { Tenant, TestApp } from '../helpers/app.ts';
+import type { TestApp } from '../helpers/app.ts';
 
-export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+import type { ApiClient } from '../helpers/http.ts';
 
-export interface Client {
-  tenant: Tenant;
-  request(method: Method, url: string, body?: unknown): Promise<LightMyRequestResponse>;
-  get(url: string): Promise<LightMyRequestResponse>;
-  post(url: string, body?: unknown): Promise<LightMyRequestResponse>;
-  patch(url: string, body?: unknown): Promise<LightMyRequestResponse>;
-  del(url: string): Promise<LightMyRequestResponse>;
-}
+/** A tenant's API client (test/helpers/http.ts). */
+export type Client = ApiClient;
+export type { Method } from '../helpers/http.ts';
+export { apiClient as client } from '../helpers/http.ts';
 
 export const SUBSCRIPTIONS = '/api/v1/webhooks/subscriptions';
 export const EVENTS = '/api/v1/webhooks/events';
 export const ATTEMPTS = '/api/v1/webhooks/delivery-attempts';
 export const SANDBOX_EVENTS = '/api/v1/sandbox/webhooks/events';
 export const EVENT_TYPES_URL = '/api/v1/webhooks/event-types';
-
-export function client(t: TestApp, tenant: Tenant): Client {
-  const request = (method: Method, url: string, body?: unknown) =>
-    t.app.inject({
-      method,
-      url,
-      headers: {
-        ...tenant.auth,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
-    });
-  return {
-    tenant,
-    request,
-    get: (url) => request('GET', url),
-    post: (url, body) => request('POST', url, body),
-    patch: (url, body) => request('PATCH', url, body),
-    del: (url) => request('DELETE', url),
-  };
-}
 
 export interface SubscriptionJson {
   id: string;

@@ -14,7 +14,7 @@ import {
   type TestApp,
 } from '../helpers/app.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
-import { until } from '../helpers/wait.ts';
+import { waitUntil } from '../helpers/wait.ts';
 import { runJobs } from '../payments/fixtures.ts';
 import { activeSubscription, client } from '../webhooks/fixtures.ts';
 import {
@@ -624,10 +624,10 @@ describe('beneficiary lifecycle', () => {
       assert.equal(response.statusCode, 201, response.body);
       const payout = response.json() as { id: string };
       jobs ??= runJobs(t);
-      await until(
+      await waitUntil(
         async () => (await api.get(`/api/v1/payments/payouts/${payout.id}`)).json().status === 'failed',
-        10_000,
         'payout failed',
+        10_000,
       );
       const final = (await api.get(`/api/v1/payments/payouts/${payout.id}`)).json() as {
         failure_reason: string;

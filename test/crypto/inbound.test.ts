@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import type { JobRunner } from '../../src/platform/jobs/runner.ts';
 import { errorBody, startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
-import { until } from '../helpers/wait.ts';
+import { waitUntil } from '../helpers/wait.ts';
 import {
   balance,
   beneficiary,
@@ -197,8 +197,9 @@ describe('inbound crypto deposits (D22)', () => {
     assert.equal(response.statusCode, 201, response.body);
     const deposit = response.json() as DepositJson;
     assert.deepEqual([deposit.status, deposit.network, deposit.confirmations], ['detected', 'tron', 1]);
-    await until(
+    await waitUntil(
       async () => (await api.get(`/api/v1/payments/deposits/${deposit.id}`)).json().status === 'received',
+      'condition',
     );
     assert.equal((await api.get(`/api/v1/payments/deposits/${deposit.id}`)).json().confirmations, 19);
     const foreign = await apiClient(t, await t.tenant()).post('/api/v1/sandbox/crypto/deposits', {
@@ -246,8 +247,9 @@ describe('inbound crypto deposits (D22)', () => {
       amount: '100.000000',
     });
     assert.equal(sent.statusCode, 201, sent.body);
-    await until(
+    await waitUntil(
       async () => (await api.get(`/api/v1/transfers/${transfer.id}`)).json().status === 'completed',
+      'condition',
     );
     assert.deepEqual(await balance(api, 'USDC'), { available: '1000000.000000', held: '0.000000' });
   });

@@ -23,6 +23,7 @@ import type { EventRow } from '../../src/webhooks/publish-repository.ts';
 import { testEnv } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { type ReceivedRequest, testCertificate } from '../helpers/https-receiver.ts';
+import { waitUntil } from '../helpers/wait.ts';
 
 export const EVENT_TYPE = 'transfer.completed';
 
@@ -227,22 +228,9 @@ export async function deliveriesOf(
   return result.rows;
 }
 
-/** Polls until `check` returns something other than undefined/false. */
-export async function waitUntil<T>(
-  check: () => Promise<T | undefined | false> | T | undefined | false,
-  message: string,
-  timeoutMs = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting: ${message}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 /** Waits until the event's status is one of `statuses` (and returns it). */
+export { waitUntil };
+
 export function waitForEventStatus(pool: Pool, eventId: number, statuses: string[], timeoutMs = 15_000) {
   return waitUntil(
     async () => {

@@ -6,7 +6,7 @@ import { ledgerViolations } from '../../src/balances/repository.ts';
 import type { JobRunner } from '../../src/platform/jobs/runner.ts';
 import { errorBody, startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
-import { until } from '../helpers/wait.ts';
+import { waitUntil } from '../helpers/wait.ts';
 import { activeSubscription, client } from '../webhooks/fixtures.ts';
 import {
   balance,
@@ -59,7 +59,7 @@ describe('payouts (D21, D24)', () => {
   const payoutOf = async (api: ApiClient, id: string) =>
     (await api.get(`${PAYOUTS}/${id}`)).json() as PayoutJson;
   const settled = (api: ApiClient, id: string, status: string) =>
-    until(async () => (await payoutOf(api, id)).status === status, 10_000, `payout ${status}`);
+    waitUntil(async () => (await payoutOf(api, id)).status === status, `payout ${status}`, 10_000);
   const startJobs = () => {
     jobs ??= runJobs(t);
   };
@@ -387,10 +387,10 @@ describe('payouts on the manual rail (D21)', () => {
     const two = (
       await api.post(PAYOUTS, { beneficiary_id: ben, currency: 'EUR', amount: '40.00' })
     ).json() as PayoutJson;
-    await until(async () => {
+    await waitUntil(async () => {
       const waiting = (await admin('GET', '/admin/v1/payouts/waiting')).json() as PayoutJson[];
       return [one.id, two.id].every((id) => waiting.some((payout) => payout.id === id));
-    });
+    }, 'condition');
     const done = await admin('POST', `/admin/v1/payouts/${one.id}/complete`);
     expectStatus(done, 200);
     assert.equal(done.json().status, 'completed');

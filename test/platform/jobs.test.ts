@@ -14,7 +14,7 @@ import {
   startJobRunner,
 } from '../../src/platform/jobs/runner.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { until } from '../helpers/wait.ts';
+import { waitUntil } from '../helpers/wait.ts';
 
 const silent = pino({ level: 'silent' });
 
@@ -61,7 +61,7 @@ describe('durable timers (D21)', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.ok(Date.now() < due - 500, 'the machine was too slow to check "not before"');
     assert.deepEqual(await runsOf('later'), []);
-    await until(async () => (await runsOf('later')).length === 1);
+    await waitUntil(async () => (await runsOf('later')).length === 1, 'condition');
     assert.equal(await pending('later'), 0);
     await runner.stop();
   });
@@ -73,12 +73,12 @@ describe('durable timers (D21)', () => {
         await scheduleJob(tx, { kind: 'test.many', payload: { name }, runAt: new Date() });
     });
     for (const id of ['r1', 'r2', 'r3']) start({ 'test.many': record(id) });
-    await until(async () => {
+    await waitUntil(async () => {
       const count = await t.db.pool.query<{ n: number }>(
         "SELECT count(*)::int AS n FROM job_probe WHERE job LIKE 'many-%'",
       );
       return count.rows[0]!.n >= names.length;
-    });
+    }, 'condition');
     await new Promise((resolve) => setTimeout(resolve, 300));
     const perJob = await t.db.pool.query<{ job: string; n: number }>(
       "SELECT job, count(*)::int AS n FROM job_probe WHERE job LIKE 'many-%' GROUP BY job HAVING count(*) <> 1",
@@ -104,19 +104,19 @@ describe('durable timers (D21)', () => {
       },
     });
     await schedule('test.flaky', 'flaky');
-    await until(async () => calls >= 1);
-    await until(async () => {
+    await waitUntil(async () => calls >= 1, 'condition');
+    await waitUntil(async () => {
       const row = await t.db.pool.query(
         "SELECT attempts, last_error FROM jobs WHERE payload->>'name' = 'flaky'",
       );
       return row.rows[0]?.attempts === 1;
-    });
+    }, 'condition');
     const failed = await t.db.pool.query<{ last_error: string; delay: number }>(
       "SELECT last_error, EXTRACT(EPOCH FROM run_at - now()) AS delay FROM jobs WHERE payload->>'name' = 'flaky'",
     );
     assert.equal(failed.rows[0]!.last_error, 'temporary failure');
     assert.deepEqual(await runsOf('flaky'), [], 'the failed run left nothing');
-    await until(async () => (await runsOf('flaky')).length === 1, 5_000);
+    await waitUntil(async () => (await runsOf('flaky')).length === 1, 'condition', 5_000);
     assert.deepEqual(await runsOf('flaky'), ['call-2']);
     assert.equal(await pending('flaky'), 0);
     await runner.stop();
@@ -142,7 +142,7 @@ describe('durable timers (D21)', () => {
       },
     });
     await schedule('test.crash', 'crash');
-    await until(async () => backend !== undefined);
+    await waitUntil(async () => backend !== undefined, 'condition');
     // The worker's connection goes mid-run, as with a SIGKILL: PostgreSQL rolls its transaction back
     // and releases the job's row lock.
     dead = true;
@@ -153,7 +153,7 @@ describe('durable timers (D21)', () => {
     await dying.stop();
     runners.splice(runners.indexOf(dying), 1);
     start({ 'test.crash': record('survivor') });
-    await until(async () => (await runsOf('crash')).length === 1);
+    await waitUntil(async () => (await runsOf('crash')).length === 1, 'condition');
     assert.deepEqual(await runsOf('crash'), ['survivor']);
     assert.equal(await pending('crash'), 0);
   });
@@ -165,7 +165,7 @@ describe('durable timers (D21)', () => {
     runners.splice(runners.indexOf(first), 1);
     assert.equal(await pending('restart'), 1);
     start({ 'test.restart': record('second') });
-    await until(async () => (await runsOf('restart')).length === 1);
+    await waitUntil(async () => (await runsOf('restart')).length === 1, 'condition');
     assert.deepEqual(await runsOf('restart'), ['second']);
   });
 
@@ -173,7 +173,7 @@ describe('durable timers (D21)', () => {
     const runner = start({ 'test.known': record('k') });
     await schedule('test.unknown-kind', 'unknown');
     await schedule('test.known', 'known');
-    await until(async () => (await runsOf('known')).length === 1);
+    await waitUntil(async () => (await runsOf('known')).length === 1, 'condition');
     const left = await t.db.pool.query(
       "SELECT attempts, last_error FROM jobs WHERE payload->>'name' = 'unknown'",
     );
@@ -196,10 +196,10 @@ describe('durable timers (D21)', () => {
   });
 
   it('schedules the hourly purge of expired idempotency keys once, however many runners start', async () => {
-    await until(async () => {
+    await waitUntil(async () => {
       const rows = await t.db.pool.query("SELECT 1 FROM jobs WHERE kind = 'platform.purge_idempotency_keys'");
       return rows.rowCount === 1;
-    });
+    }, 'condition');
     const rows = await t.db.pool.query<{ hours: number }>(
       "SELECT round(EXTRACT(EPOCH FROM run_at - now()) / 3600)::int AS hours FROM jobs WHERE kind = 'platform.purge_idempotency_keys'",
     );

@@ -7,7 +7,7 @@ import { ledgerViolations } from '../../src/balances/repository.ts';
 import { startTestApp, TEST_ENCRYPTION_KEY, type TestApp } from '../helpers/app.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { type ServiceProcess, startService } from '../helpers/process.ts';
-import { until } from '../helpers/wait.ts';
+import { waitUntil } from '../helpers/wait.ts';
 import { activeSubscription, client } from '../webhooks/fixtures.ts';
 
 const PAYOUTS = 200;
@@ -59,7 +59,11 @@ describe('payouts across a worker killed mid-hand-off (D21)', () => {
     // A worker starts handing them over and is killed mid-way.
     const first = await startService('worker', workerEnv());
     workers.push(first);
-    await until(async () => (await count('SELECT count(*)::int AS n FROM payout_hand_offs')) >= 10, 60_000);
+    await waitUntil(
+      async () => (await count('SELECT count(*)::int AS n FROM payout_hand_offs')) >= 10,
+      'condition',
+      60_000,
+    );
     await first.stop('SIGKILL');
     const handedBeforeKill = await count('SELECT count(*)::int AS n FROM payout_hand_offs');
     assert.ok(
@@ -69,11 +73,11 @@ describe('payouts across a worker killed mid-hand-off (D21)', () => {
     // Its successor finishes the work.
     const second = await startService('worker', workerEnv());
     workers.push(second);
-    await until(
+    await waitUntil(
       async () =>
         (await count("SELECT count(*)::int AS n FROM payouts WHERE status = 'completed'")) === PAYOUTS,
-      120_000,
       'every payout completed',
+      120_000,
     );
     assert.equal(await count('SELECT count(*)::int AS n FROM payout_hand_offs'), PAYOUTS);
     assert.equal(

@@ -6,7 +6,7 @@ import { ledgerViolations } from '../../src/balances/repository.ts';
 import type { JobRunner } from '../../src/platform/jobs/runner.ts';
 import { errorBody, startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
-import { until } from '../helpers/wait.ts';
+import { waitUntil } from '../helpers/wait.ts';
 import {
   balance,
   beneficiary,
@@ -76,7 +76,7 @@ describe('transfers (D20)', () => {
   const transferOf = async (api: ApiClient, id: string) =>
     (await api.get(`${TRANSFERS}/${id}`)).json() as TransferJson;
   const reaches = (api: ApiClient, id: string, status: string) =>
-    until(async () => (await transferOf(api, id)).status === status, 10_000, `transfer ${status}`);
+    waitUntil(async () => (await transferOf(api, id)).status === status, `transfer ${status}`, 10_000);
   const codes = async (id: string) => (await eventsOf(t, id)).map((event) => [event.code, event.previous]);
 
   it('sends a balance-funded transfer from confirm to completed without another call', async () => {

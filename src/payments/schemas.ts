@@ -1,11 +1,9 @@
 // Request and response schemas of deposits and payouts (D21) and their simulations (D24).
-import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { CurrencyCode } from '../balances/schemas.ts';
 import { FilterList, pageSchema, searchBodySchema } from '../platform/search.ts';
-import { StoredText, StringEnum } from '../webhooks/api-schemas.ts';
+import { Nullable, StoredText, StringEnum, Timestamp } from '../webhooks/api-schemas.ts';
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
-const Time = Type.String({ format: 'date-time' });
 const Amount = (description: string) => Type.String({ maxLength: 40, description });
 const ExternalId = StoredText({
   minLength: 1,
@@ -73,13 +71,13 @@ export const Deposit = Type.Object(
     confirmations: Nullable(Type.Integer()),
     failure_reason: Nullable(Type.String()),
     external_id: Nullable(Type.String()),
-    expires_at: Nullable(Time),
-    detected_at: Nullable(Time),
-    received_at: Nullable(Time),
-    failed_at: Nullable(Time),
-    reversed_at: Nullable(Time),
-    created_at: Time,
-    updated_at: Time,
+    expires_at: Nullable(Timestamp),
+    detected_at: Nullable(Timestamp),
+    received_at: Nullable(Timestamp),
+    failed_at: Nullable(Timestamp),
+    reversed_at: Nullable(Timestamp),
+    created_at: Timestamp,
+    updated_at: Timestamp,
   },
   {
     description: 'Money coming in (D21): pending until it arrives; received credits the available balance.',
@@ -178,13 +176,13 @@ export const Payout = Type.Object(
     failure_reason: Nullable(StringEnum(FAILURE_REASONS)),
     transfer_id: Nullable(Type.String()),
     external_id: Nullable(Type.String()),
-    processing_at: Nullable(Time),
-    completed_at: Nullable(Time),
-    failed_at: Nullable(Time),
-    cancelled_at: Nullable(Time),
-    returned_at: Nullable(Time),
-    created_at: Time,
-    updated_at: Time,
+    processing_at: Nullable(Timestamp),
+    completed_at: Nullable(Timestamp),
+    failed_at: Nullable(Timestamp),
+    cancelled_at: Nullable(Timestamp),
+    returned_at: Nullable(Timestamp),
+    created_at: Timestamp,
+    updated_at: Timestamp,
   },
   {
     description:

@@ -1,9 +1,7 @@
 // Request and response schemas of quotes (D20).
 import { type Static, Type } from '@sinclair/typebox';
 import { CurrencyCode } from '../balances/schemas.ts';
-import { StringEnum } from '../webhooks/api-schemas.ts';
-
-const Time = Type.String({ format: 'date-time' });
+import { StringEnum, Timestamp } from '../webhooks/api-schemas.ts';
 
 export const Quote = Type.Object(
   {
@@ -24,10 +22,10 @@ export const Quote = Type.Object(
         '(source_amount - fee_amount) x rate, rounded down; in destination mode, the amount asked for.',
     }),
     status: StringEnum(['open', 'accepted', 'expired'] as const),
-    expires_at: Time,
-    estimated_delivery_at: Time,
-    created_at: Time,
-    updated_at: Time,
+    expires_at: Timestamp,
+    estimated_delivery_at: Timestamp,
+    created_at: Timestamp,
+    updated_at: Timestamp,
   },
   {
     description: 'A price for one corridor (D20), open until expires_at.',

@@ -1,12 +1,9 @@
 // Request and response schemas of transfers (D20).
-import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { CurrencyCode } from '../balances/schemas.ts';
 import { Deposit, Payout } from '../payments/schemas.ts';
 import { FilterList, pageSchema, searchBodySchema } from '../platform/search.ts';
-import { StoredText, StringEnum } from '../webhooks/api-schemas.ts';
-
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
-const Time = Type.String({ format: 'date-time' });
+import { Nullable, StoredText, StringEnum, Timestamp } from '../webhooks/api-schemas.ts';
 
 export const TRANSFER_STATUSES = [
   'awaiting_deposit',
@@ -45,10 +42,10 @@ export const Transfer = Type.Object(
     deposit: Nullable(Deposit),
     payout: Nullable(Payout),
     screening_id: Nullable(Type.String()),
-    expires_at: Time,
-    created_at: Time,
-    updated_at: Time,
-    completed_at: Nullable(Time),
+    expires_at: Timestamp,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    completed_at: Nullable(Timestamp),
   },
   {
     description:

@@ -3,6 +3,12 @@
 // path parameters.
 import { type TSchema, Type } from '@sinclair/typebox';
 
+/** A field that is `null` until its thing exists (contract rule 7). */
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** An ISO-8601 UTC time with milliseconds (D3). */
+export const Timestamp = Type.String({ format: 'date-time' });
+
 /** A string enum as a plain JSON Schema `enum`, so that a rejection lists the allowed values. */
 export const StringEnum = <T extends string>(values: readonly T[], options: { description?: string } = {}) =>
   Type.Unsafe<T>({ type: 'string', enum: [...values], ...options });

@@ -125,6 +125,20 @@ export async function findDeposit(
   return result.rows[0];
 }
 
+/** The organisation's deposits with these ids, by id. */
+export async function findDepositsByIds(
+  db: Queryable,
+  organisationId: string,
+  ids: string[],
+): Promise<Map<string, DepositRow>> {
+  if (ids.length === 0) return new Map();
+  const result = await db.query<DepositRow>(
+    `SELECT ${DEPOSIT_COLUMNS} FROM deposits WHERE id = ANY($1::text[]) AND organisation_id = $2`,
+    [ids, organisationId],
+  );
+  return new Map(result.rows.map((row) => [row.id, row]));
+}
+
 /** Sets the given columns (and updated_at) of a locked deposit; returns the new row. */
 export async function updateDeposit(
   db: Queryable,
@@ -191,6 +205,20 @@ export async function findPayout(
     [id, organisationId],
   );
   return result.rows[0];
+}
+
+/** The organisation's payouts with these ids, by id. */
+export async function findPayoutsByIds(
+  db: Queryable,
+  organisationId: string,
+  ids: string[],
+): Promise<Map<string, PayoutRow>> {
+  if (ids.length === 0) return new Map();
+  const result = await db.query<PayoutRow>(
+    `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = ANY($1::text[]) AND organisation_id = $2`,
+    [ids, organisationId],
+  );
+  return new Map(result.rows.map((row) => [row.id, row]));
 }
 
 export async function updatePayout(

@@ -65,6 +65,15 @@ export async function transferView(db: Queryable, row: repo.TransferRow): Promis
   const payout = row.payout_id
     ? await payments.findPayout(db, row.organisation_id, row.payout_id)
     : undefined;
+  return buildTransferView(row, deposit, payout);
+}
+
+/** The transfer as GET returns it, from its row and its legs' rows. */
+function buildTransferView(
+  row: repo.TransferRow,
+  deposit: payments.DepositRow | undefined,
+  payout: payments.PayoutRow | undefined,
+): TransferView {
   return {
     id: row.id,
     quote_id: row.quote_id,
@@ -307,10 +316,11 @@ export async function confirmQuote(
       ...(status === 'awaiting_deposit' ? { deposit_id: await createDepositLeg(tx, deps, row) } : {}),
     });
     // The first status is announced by transfer.created; every later one by transfer.<status> (D14).
+    const view = await transferView(tx, row);
     await publishResourceEvent(tx, deps.catalogue, {
       organisationId,
       sourceObjectType: 'transfer',
-      object: await transferView(tx, row),
+      object: view,
       action: 'created',
       previousStatus: null,
     });
@@ -322,7 +332,6 @@ export async function confirmQuote(
         dedupeKey: `${EXPIRE_TRANSFER_KIND}:${id}`,
       });
     }
-    const view = await transferView(tx, row);
     // Balance funding takes the money at confirm (400 INSUFFICIENT_FUNDS: the whole confirm rolls back,
     // nothing is created), also while a screening hit holds the transfer (a confirmed match gives it
     // back). It is the transaction's last step: the balance's row lock is then held only until the commit,
@@ -360,10 +369,21 @@ export async function searchTransfers(
     query.pageSize,
     query.offset,
   );
-  const items: TransferView[] = [];
-  for (const row of rows) items.push(await transferView(deps.pool, row));
+  // The page's legs in two statements, not two per transfer.
+  const deposits = await payments.findDepositsByIds(deps.pool, organisationId, legIds(rows, 'deposit_id'));
+  const payouts = await payments.findPayoutsByIds(deps.pool, organisationId, legIds(rows, 'payout_id'));
+  const items = rows.map((row) =>
+    buildTransferView(
+      row,
+      row.deposit_id ? deposits.get(row.deposit_id) : undefined,
+      row.payout_id ? payouts.get(row.payout_id) : undefined,
+    ),
+  );
   return toPage(query, items, total);
 }
+
+const legIds = (rows: repo.TransferRow[], column: 'deposit_id' | 'payout_id'): string[] =>
+  rows.flatMap((row) => (row[column] === null ? [] : [row[column]]));
 
 /** Ends a transfer that will not go on: its deposit leg stops waiting and any money taken goes back. */
 async function stop(

@@ -387,8 +387,10 @@ describe('transfers (D20)', () => {
     assert.equal(byId.total, 1);
     const byStatus = (
       await mine.post(`${TRANSFERS}/search`, { filters: { status: ['awaiting_deposit'] } })
-    ).json() as { total: number };
+    ).json() as { total: number; items: unknown[] };
     assert.equal(byStatus.total, 1);
+    // A search row is the transfer as GET returns it, its deposit leg included.
+    assert.deepEqual(byStatus.items[0], (await mine.get(`${TRANSFERS}/${transfer.id}`)).json());
     assert.equal(((await theirs.post(`${TRANSFERS}/search`, {})).json() as { total: number }).total, 0);
   });
 });

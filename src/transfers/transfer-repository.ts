@@ -108,18 +108,6 @@ export async function lockTransfer(
   return result.rows[0];
 }
 
-export async function lockTransferBy(
-  db: Queryable,
-  column: 'payout_id' | 'screening_id',
-  value: string,
-): Promise<TransferRow | undefined> {
-  const result = await db.query<TransferRow>(
-    `SELECT ${COLUMNS} FROM transfers WHERE ${column} = $1 FOR UPDATE`,
-    [value],
-  );
-  return result.rows[0];
-}
-
 export async function updateTransfer(
   db: Queryable,
   id: string,

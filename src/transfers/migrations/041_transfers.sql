@@ -34,6 +34,3 @@ CREATE UNIQUE INDEX transfers_external_id_uniq ON transfers (organisation_id, ex
 CREATE INDEX transfers_org_idx ON transfers (organisation_id, id);
 CREATE INDEX transfers_org_created_idx ON transfers (organisation_id, created_at);
 CREATE INDEX transfers_org_updated_idx ON transfers (organisation_id, updated_at);
-CREATE INDEX transfers_deposit_idx ON transfers (deposit_id) WHERE deposit_id IS NOT NULL;
-CREATE INDEX transfers_payout_idx ON transfers (payout_id) WHERE payout_id IS NOT NULL;
-CREATE INDEX transfers_screening_idx ON transfers (screening_id) WHERE screening_id IS NOT NULL;

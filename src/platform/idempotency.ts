@@ -56,17 +56,11 @@ function inUse(): AppError {
   );
 }
 
-/** A stored response sealed with the D13 key: responses may hold what is encrypted at rest elsewhere. */
-const SEALED_PREFIX = 'v1.';
-
 /**
- * `secretBox` seals the stored responses (a beneficiary's account identifiers, for one, are encrypted at rest,
- * D19); a response stored unsealed still replays.
+ * Stored responses are sealed with the D13 key: a response may hold what is encrypted at rest elsewhere
+ * (a beneficiary's account identifiers, D19).
  */
-export function registerIdempotency(app: App, pool: Pool, secretBox?: SecretBox): void {
-  const opened = (stored: string): string =>
-    secretBox && stored.startsWith(SEALED_PREFIX) ? secretBox.decrypt(stored) : stored;
-
+export function registerIdempotency(app: App, pool: Pool, secretBox: SecretBox): void {
   app.addHook('onRoute', (route) => {
     if (!route.config?.idempotent) return;
     const handler = route.handler as RouteHandlerMethod;
@@ -110,13 +104,17 @@ export function registerIdempotency(app: App, pool: Pool, secretBox?: SecretBox)
             { field: 'Idempotency-Key' },
           );
         }
-        if (existing.state === 'completed' && existing.response_status !== null) {
+        if (
+          existing.state === 'completed' &&
+          existing.response_status !== null &&
+          existing.response_body !== null
+        ) {
           return reply
             .code(existing.response_status)
             .header(REPLAYED_HEADER, 'true')
             .type('application/json')
             .serializer((payload: unknown) => payload as string)
-            .send(opened(existing.response_body ?? ''));
+            .send(secretBox.decrypt(existing.response_body));
         }
         if (existing.committed_at !== null && (existing.locked_until?.getTime() ?? 0) <= Date.now()) {
           // The first request's operation took effect but its process stopped before storing the
@@ -151,7 +149,7 @@ export function registerIdempotency(app: App, pool: Pool, secretBox?: SecretBox)
         // response is kept and replayed like any other.
         await repo.releaseKey(pool, hold.organisationId, hold.key, hold.owner);
       }
-      const stored = secretBox ? secretBox.encrypt(body) : body;
+      const stored = secretBox.encrypt(body);
       await repo.storeResponse(pool, hold.organisationId, hold.key, hold.owner, reply.statusCode, stored);
     } catch (error) {
       // The response still goes out; the key stays running until its lease ends.

@@ -152,3 +152,27 @@ export function sampleMachineCpu(intervalMs = 50): MachineCpuSampler {
     },
   };
 }
+
+/**
+ * CPU milliseconds per item of each process of a snapshot taken with `cpuSnapshot(pids, pool)`, by the
+ * name given to its pid, plus the database's backends and the bench process: where each item's cost goes.
+ */
+export function cpuPerItemByProcess(
+  before: CpuSnapshot,
+  after: CpuSnapshot,
+  items: number,
+  names: readonly string[],
+): Record<string, number | undefined> {
+  const result: Record<string, number | undefined> = {};
+  names.forEach((name, index) => {
+    result[name] = cpuPerItem(
+      { ...before, workers: [before.workers[index]] },
+      { ...after, workers: [after.workers[index]] },
+      items,
+    ).workersMs;
+  });
+  const shared = cpuPerItem(before, after, items);
+  result.postgres = shared.postgresMs;
+  result.bench = shared.benchMs;
+  return result;
+}

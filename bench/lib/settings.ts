@@ -37,6 +37,8 @@ export interface Settings {
   banksRate: number;
   /** BENCH_TRANSFERS: transfers of the transfers scenario. */
   transfers: number;
+  /** BENCH_TRANSFER_ORGANISATIONS: organisations the transfers scenario's clients send from (1: one hot balance). */
+  transferOrganisations: number;
   /** BENCH_SCREENING_ENTRIES: entries of the generated OFAC list of the screening scenario. */
   screeningEntries: number;
   /** BENCH_SCREENING_ALIASES: aliases (alt.csv rows) of that list. */
@@ -124,6 +126,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     bankBranches,
     banksRate: positiveInt(env, 'BENCH_BANKS_RATE', 200),
     transfers,
+    transferOrganisations: positiveInt(env, 'BENCH_TRANSFER_ORGANISATIONS', 1),
     screeningEntries,
     screeningAliases,
     screenings,

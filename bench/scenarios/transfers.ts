@@ -5,9 +5,10 @@
 import { insertOrganisation } from '../../src/admin/repository.ts';
 import * as ledger from '../../src/balances/ledger.ts';
 import { ledgerViolations } from '../../src/balances/repository.ts';
-import { withTransaction } from '../../src/db/pool.ts';
+import { type Pool, withTransaction } from '../../src/db/pool.ts';
 import { newUuid } from '../../src/platform/ids.ts';
 import { Decimal } from '../../src/platform/money.ts';
+import { cpuPerItemByProcess, cpuSnapshot } from '../lib/cpu.ts';
 import { startReceiver } from '../lib/receiver.ts';
 import { rssMetric, type Scenario, type ScenarioResult, workerEnv } from '../lib/scenario.ts';
 import { createApiClient, createSubscription, fetchToken } from '../lib/seed.ts';
@@ -34,18 +35,6 @@ export const transfers: Scenario = {
     const server = await context.server();
     const db = await server.createDatabase('transfers', 4);
     context.defer(() => db.drop());
-    const organisationId = (await insertOrganisation(db.pool, newUuid(), 'Bench transfers')).id;
-    await withTransaction(db.pool, (tx) =>
-      ledger.post(tx, {
-        type: 'top_up',
-        resourceType: null,
-        resourceId: null,
-        postings: [
-          { account: ledger.available(organisationId, 'USD'), amount: new Decimal('1000000000.00') },
-          { account: ledger.platform('sandbox_funding', 'USD'), amount: new Decimal('-1000000000.00') },
-        ],
-      }),
-    );
     const secrets = new Map<string, string>();
     const receiver = await startReceiver({
       certificate: context.certificate(),
@@ -53,14 +42,6 @@ export const transfers: Scenario = {
       verifyPerPath: 5,
     });
     context.defer(() => receiver.close());
-    const subscription = await createSubscription(db.pool, context.encryptionKey, {
-      organisationId,
-      endpointUrl: `${receiver.origin}/transfers`,
-      eventTypeCodes: ['transfer.completed'],
-    });
-    secrets.set('/transfers', subscription.secret);
-    const client = await createApiClient(db.pool, context.encryptionKey, organisationId);
-
     const env = {
       DATABASE_URL: db.url,
       RATE_LIMIT_MAX: '10000000',
@@ -72,48 +53,37 @@ export const transfers: Scenario = {
       context.startService('api', env, 'api'),
       context.startService('worker', workerEnv(context, db.url, env), 'worker'),
     ]);
-    const token = await fetchToken(auth.url, client);
-    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-    const post = async (path: string, body: unknown) => {
-      const response = await fetch(`${api.url}${path}`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify(body),
-      });
-      const json = (await response.json()) as Record<string, unknown>;
-      if (response.status !== 201)
-        throw new Error(`${path}: HTTP ${response.status} ${JSON.stringify(json)}`);
-      return json;
-    };
-    const beneficiary = await post('/api/v1/beneficiaries', {
-      destination_country: 'DE',
-      destination_currency: 'EUR',
-      payout_method: 'bank_account',
-      entity_type: 'business',
-      name: 'Bench Supplier GmbH',
-      address: { line1: 'Friedrichstrasse 1', city: 'Berlin', country: 'DE' },
-      account: { iban: 'DE89370400440532013000' },
-    });
-    const beneficiaryId = String(beneficiary.id);
-
-    context.log(`${count} transfers from ${CLIENTS} clients`);
+    const senders = await Promise.all(
+      Array.from({ length: settings.transferOrganisations }, (_, index) =>
+        seedSender(db.pool, context.encryptionKey, index, {
+          auth: auth.url,
+          api: api.url,
+          receiver: receiver.origin,
+          onSecret: (path, secret) => secrets.set(path, secret),
+        }),
+      ),
+    );
+    context.log(`${count} transfers from ${CLIENTS} clients of ${senders.length} organisation(s)`);
     const quoteMs: number[] = [];
     const confirmMs: number[] = [];
     let next = 0;
+    const pids = [api.pid, worker.pid, auth.pid];
+    const cpuBefore = await cpuSnapshot(pids, db.pool);
     const started = now();
     await Promise.all(
-      Array.from({ length: CLIENTS }, async () => {
+      Array.from({ length: CLIENTS }, async (_, clientIndex) => {
+        const sender = senders[clientIndex % senders.length]!;
         while (next < count && !signal.aborted) {
           next++;
           let at = now();
-          const quote = await post('/api/v1/transfers/quotes', {
+          const quote = await sender.post('/api/v1/transfers/quotes', {
             corridor_id: USD_EUR,
             source_amount: '100.00',
           });
           quoteMs.push(now() - at);
           at = now();
-          await post(`/api/v1/transfers/quotes/${String(quote.id)}/confirm`, {
-            beneficiary_id: beneficiaryId,
+          await sender.post(`/api/v1/transfers/quotes/${String(quote.id)}/confirm`, {
+            beneficiary_id: sender.beneficiaryId,
             funding_method: 'balance',
           });
           confirmMs.push(now() - at);
@@ -127,6 +97,11 @@ export const transfers: Scenario = {
       intervalMs: 50,
       progress: () => `${receiver.unique} delivered`,
     });
+    const cpuPerTransfer = cpuPerItemByProcess(cpuBefore, await cpuSnapshot(pids, db.pool), count, [
+      'api',
+      'worker',
+      'auth',
+    ]);
     const seconds = (receiver.lastAck - started) / 1000;
     const perSecond = count / seconds;
     const problems = await ledgerViolations(db.pool);
@@ -150,12 +125,18 @@ export const transfers: Scenario = {
         { name: 'confirm p99', value: confirm.p99, unit: 'ms', target: '≤ 50 ms', pass: confirm.p99 <= 50 },
         { name: 'quote p50', value: quote.p50, unit: 'ms' },
         { name: 'quote p99', value: quote.p99, unit: 'ms' },
+        ...Object.entries(cpuPerTransfer).map(([process, ms]) => ({
+          name: `CPU ms per transfer: ${process}`,
+          value: ms ?? null,
+          unit: 'ms',
+        })),
         rssMetric('peak RSS, api', api.peakRssMb()),
         rssMetric('peak RSS, worker', worker.peakRssMb()),
       ],
       details: {
         transfers: count,
         clients: CLIENTS,
+        organisations: senders.length,
         confirmPhaseSeconds: round((confirmedAt - started) / 1000),
         lastDeliverySeconds: round(seconds),
         confirm,
@@ -167,3 +148,58 @@ export const transfers: Scenario = {
     };
   },
 };
+
+interface Sender {
+  beneficiaryId: string;
+  post(path: string, body: unknown): Promise<Record<string, unknown>>;
+}
+
+/** An organisation with a funded USD balance, a subscription to transfer.completed, a token and a beneficiary. */
+async function seedSender(
+  pool: Pool,
+  encryptionKey: string,
+  index: number,
+  urls: { auth: string; api: string; receiver: string; onSecret: (path: string, secret: string) => void },
+): Promise<Sender> {
+  const organisationId = (await insertOrganisation(pool, newUuid(), `Bench transfers ${index}`)).id;
+  await withTransaction(pool, (tx) =>
+    ledger.post(tx, {
+      type: 'top_up',
+      resourceType: null,
+      resourceId: null,
+      postings: [
+        { account: ledger.available(organisationId, 'USD'), amount: new Decimal('1000000000.00') },
+        { account: ledger.platform('sandbox_funding', 'USD'), amount: new Decimal('-1000000000.00') },
+      ],
+    }),
+  );
+  const path = `/transfers-${index}`;
+  const subscription = await createSubscription(pool, encryptionKey, {
+    organisationId,
+    endpointUrl: `${urls.receiver}${path}`,
+    eventTypeCodes: ['transfer.completed'],
+  });
+  urls.onSecret(path, subscription.secret);
+  const token = await fetchToken(urls.auth, await createApiClient(pool, encryptionKey, organisationId));
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const post = async (route: string, body: unknown) => {
+    const response = await fetch(`${urls.api}${route}`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+    });
+    const json = (await response.json()) as Record<string, unknown>;
+    if (response.status !== 201) throw new Error(`${route}: HTTP ${response.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+  const beneficiary = await post('/api/v1/beneficiaries', {
+    destination_country: 'DE',
+    destination_currency: 'EUR',
+    payout_method: 'bank_account',
+    entity_type: 'business',
+    name: 'Bench Supplier GmbH',
+    address: { line1: 'Friedrichstrasse 1', city: 'Berlin', country: 'DE' },
+    account: { iban: 'DE89370400440532013000' },
+  });
+  return { beneficiaryId: String(beneficiary.id), post };
+}

@@ -31,6 +31,30 @@ export async function findEventByIdempotencyKey(
   return result.rows[0];
 }
 
+/**
+ * What publishing needs to know, in one round trip (publishing sits inside the resource's transaction):
+ * the event that already holds the idempotency key, if any, and the ids of the organisation's active
+ * subscriptions whose event_type_codes hold `code`, in id order.
+ */
+export async function publishContext(
+  db: Queryable,
+  organisationId: string,
+  code: string,
+  idempotencyKey: string | null,
+): Promise<{ existing: EventRow | undefined; subscriptionIds: string[] }> {
+  const result = await db.query<EventRow & { subscription_ids: string[] }>({
+    name: 'webhooks.publish_context',
+    text: `SELECT subscriptions.ids AS subscription_ids, e.*
+           FROM (SELECT coalesce(array_agg(id ORDER BY id), '{}') AS ids FROM webhook_subscriptions
+                 WHERE organisation_id = $1 AND status = 'active' AND event_type_codes @> ARRAY[$2::text]
+                ) AS subscriptions
+           LEFT JOIN webhook_events e ON e.organisation_id = $1 AND e.idempotency_key = $3`,
+    values: [organisationId, code, idempotencyKey],
+  });
+  const { subscription_ids: subscriptionIds, ...event } = result.rows[0]!;
+  return { existing: event.id === null ? undefined : (event as EventRow), subscriptionIds };
+}
+
 /** Ids of the organisation's active subscriptions whose event_type_codes hold `code`. */
 export async function activeSubscriptionIdsFor(
   db: Queryable,
@@ -89,12 +113,15 @@ export async function insertDeliveries(
   round: number,
   subscriptionIds: string[],
 ): Promise<void> {
-  await db.query(
-    `INSERT INTO webhook_deliveries (event_id, subscription_id, organisation_id, round)
-     SELECT $1, subscription_id, $2, $3 FROM unnest($4::uuid[]) AS subscription_id`,
-    [event.id, event.organisation_id, round, subscriptionIds],
-  );
-  await db.query('SELECT pg_notify($1, $2)', [DELIVERY_CHANNEL, String(event.id)]);
+  await db.query({
+    name: 'webhooks.insert_deliveries',
+    text: `WITH queued AS (
+             INSERT INTO webhook_deliveries (event_id, subscription_id, organisation_id, round)
+             SELECT $1, subscription_id, $2, $3 FROM unnest($4::uuid[]) AS subscription_id
+           )
+           SELECT pg_notify($5, $6)`,
+    values: [event.id, event.organisation_id, round, subscriptionIds, DELIVERY_CHANNEL, String(event.id)],
+  });
 }
 
 /** Starts the next round of an event: it is `failed` until the new attempts conclude (D10). */

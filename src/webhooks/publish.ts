@@ -31,15 +31,13 @@ export function buildPayload(publicId: string, type: string, createdAt: Date, da
 
 export async function publishEvent(tx: PoolClient, input: PublishInput): Promise<PublishResult> {
   const idempotencyKey = input.idempotencyKey ?? null;
-  if (idempotencyKey !== null) {
-    const existing = await outbox.findEventByIdempotencyKey(tx, input.organisationId, idempotencyKey);
-    if (existing) return { outcome: 'duplicate', event: existing };
-  }
-  const subscriptionIds = await outbox.activeSubscriptionIdsFor(
+  const { existing, subscriptionIds } = await outbox.publishContext(
     tx,
     input.organisationId,
     input.eventTypeCode,
+    idempotencyKey,
   );
+  if (existing) return { outcome: 'duplicate', event: existing };
   if (subscriptionIds.length === 0) return { outcome: 'no_subscribers' };
 
   const publicId = newEventPublicId();

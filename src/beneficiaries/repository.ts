@@ -3,6 +3,7 @@
 
 import { pageWithTotal } from '../db/paging.ts';
 import type { Queryable } from '../db/pool.ts';
+import { prepared } from '../db/prepared.ts';
 import { listFilters, searchOrder, updateById } from '../db/sql.ts';
 import type { BeneficiaryFilters, BeneficiarySortKey, BeneficiaryStatus } from './schemas.ts';
 
@@ -40,30 +41,32 @@ export type NewBeneficiary = Omit<BeneficiaryRow, 'created_at' | 'updated_at' | 
 
 export async function insertBeneficiary(db: Queryable, row: NewBeneficiary): Promise<BeneficiaryRow> {
   const result = await db.query<BeneficiaryRow>(
-    `INSERT INTO beneficiaries (id, organisation_id, status, destination_country, destination_currency,
+    prepared(
+      `INSERT INTO beneficiaries (id, organisation_id, status, destination_country, destination_currency,
        payout_method, entity_type, name, address, email, date_of_birth, account_sealed, bank_id, bank_name,
        bank_bic, screening_id, external_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
      RETURNING ${COLUMNS}`,
-    [
-      row.id,
-      row.organisation_id,
-      row.status,
-      row.destination_country,
-      row.destination_currency,
-      row.payout_method,
-      row.entity_type,
-      row.name,
-      JSON.stringify(row.address),
-      row.email,
-      row.date_of_birth,
-      row.account_sealed,
-      row.bank_id,
-      row.bank_name,
-      row.bank_bic,
-      row.screening_id,
-      row.external_id,
-    ],
+      [
+        row.id,
+        row.organisation_id,
+        row.status,
+        row.destination_country,
+        row.destination_currency,
+        row.payout_method,
+        row.entity_type,
+        row.name,
+        JSON.stringify(row.address),
+        row.email,
+        row.date_of_birth,
+        row.account_sealed,
+        row.bank_id,
+        row.bank_name,
+        row.bank_bic,
+        row.screening_id,
+        row.external_id,
+      ],
+    ),
   );
   return result.rows[0]!;
 }
@@ -90,8 +93,10 @@ export async function findByExternalId(
   externalId: string,
 ): Promise<{ id: string } | undefined> {
   const result = await db.query<{ id: string }>(
-    'SELECT id FROM beneficiaries WHERE organisation_id = $1 AND external_id = $2',
-    [organisationId, externalId],
+    prepared('SELECT id FROM beneficiaries WHERE organisation_id = $1 AND external_id = $2', [
+      organisationId,
+      externalId,
+    ]),
   );
   return result.rows[0];
 }
@@ -164,12 +169,14 @@ export async function setStatus(
   status: BeneficiaryStatus,
 ): Promise<BeneficiaryRow> {
   const result = await db.query<BeneficiaryRow>(
-    `UPDATE beneficiaries
+    prepared(
+      `UPDATE beneficiaries
         SET status = $2, updated_at = now(),
             deleted_at = CASE WHEN $2 = 'deleted' THEN now() ELSE deleted_at END
       WHERE id = $1
       RETURNING ${COLUMNS}`,
-    [id, status],
+      [id, status],
+    ),
   );
   return result.rows[0]!;
 }

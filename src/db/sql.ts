@@ -1,6 +1,7 @@
 // Small pieces of SQL text the repositories share. Column and table names come from the code (schema-
 // validated filter keys, fixed lists), never from a client's text; values are always parameters.
 import type { Queryable } from './pool.ts';
+import { prepared } from './prepared.ts';
 
 /** `UPDATE <table> SET <changes>, updated_at = now() WHERE id = $1 RETURNING <columns>`. */
 export async function updateById<Row>(
@@ -13,8 +14,10 @@ export async function updateById<Row>(
   const names = Object.keys(changes);
   const assignments = names.map((name, index) => `${name} = $${index + 2}`);
   const result = await db.query(
-    `UPDATE ${table} SET ${[...assignments, 'updated_at = now()'].join(', ')} WHERE id = $1 RETURNING ${returning}`,
-    [id, ...names.map((name) => changes[name])],
+    prepared(
+      `UPDATE ${table} SET ${[...assignments, 'updated_at = now()'].join(', ')} WHERE id = $1 RETURNING ${returning}`,
+      [id, ...names.map((name) => changes[name])],
+    ),
   );
   return result.rows[0] as Row;
 }

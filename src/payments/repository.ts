@@ -2,6 +2,7 @@
 
 import { pageWithTotal } from '../db/paging.ts';
 import type { Queryable } from '../db/pool.ts';
+import { prepared } from '../db/prepared.ts';
 import { listFilters, searchOrder, updateById } from '../db/sql.ts';
 
 export interface DepositRow {
@@ -78,24 +79,26 @@ export type NewDeposit = Pick<
 
 export async function insertDeposit(db: Queryable, deposit: NewDeposit): Promise<DepositRow> {
   const result = await db.query<DepositRow>(
-    `INSERT INTO deposits (id, organisation_id, method, currency, expected_amount, status, reference, instructions,
+    prepared(
+      `INSERT INTO deposits (id, organisation_id, method, currency, expected_amount, status, reference, instructions,
        transfer_id, network, address, external_id, expires_at)
      VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12)
      RETURNING ${DEPOSIT_COLUMNS}`,
-    [
-      deposit.id,
-      deposit.organisation_id,
-      deposit.method,
-      deposit.currency,
-      deposit.expected_amount,
-      deposit.reference,
-      deposit.instructions,
-      deposit.transfer_id,
-      deposit.network,
-      deposit.address,
-      deposit.external_id,
-      deposit.expires_at,
-    ],
+      [
+        deposit.id,
+        deposit.organisation_id,
+        deposit.method,
+        deposit.currency,
+        deposit.expected_amount,
+        deposit.reference,
+        deposit.instructions,
+        deposit.transfer_id,
+        deposit.network,
+        deposit.address,
+        deposit.external_id,
+        deposit.expires_at,
+      ],
+    ),
   );
   return result.rows[0]!;
 }
@@ -107,8 +110,10 @@ export async function lockDeposit(
   id: string,
 ): Promise<DepositRow | undefined> {
   const result = await db.query<DepositRow>(
-    `SELECT ${DEPOSIT_COLUMNS} FROM deposits WHERE id = $1 AND ($2::uuid IS NULL OR organisation_id = $2) FOR UPDATE`,
-    [id, organisationId],
+    prepared(
+      `SELECT ${DEPOSIT_COLUMNS} FROM deposits WHERE id = $1 AND ($2::uuid IS NULL OR organisation_id = $2) FOR UPDATE`,
+      [id, organisationId],
+    ),
   );
   return result.rows[0];
 }
@@ -119,8 +124,10 @@ export async function findDeposit(
   id: string,
 ): Promise<DepositRow | undefined> {
   const result = await db.query<DepositRow>(
-    `SELECT ${DEPOSIT_COLUMNS} FROM deposits WHERE id = $1 AND organisation_id = $2`,
-    [id, organisationId],
+    prepared(`SELECT ${DEPOSIT_COLUMNS} FROM deposits WHERE id = $1 AND organisation_id = $2`, [
+      id,
+      organisationId,
+    ]),
   );
   return result.rows[0];
 }
@@ -133,8 +140,10 @@ export async function findDepositsByIds(
 ): Promise<Map<string, DepositRow>> {
   if (ids.length === 0) return new Map();
   const result = await db.query<DepositRow>(
-    `SELECT ${DEPOSIT_COLUMNS} FROM deposits WHERE id = ANY($1::text[]) AND organisation_id = $2`,
-    [ids, organisationId],
+    prepared(`SELECT ${DEPOSIT_COLUMNS} FROM deposits WHERE id = ANY($1::text[]) AND organisation_id = $2`, [
+      ids,
+      organisationId,
+    ]),
   );
   return new Map(result.rows.map((row) => [row.id, row]));
 }
@@ -164,21 +173,23 @@ export async function insertPayout(
   >,
 ): Promise<PayoutRow> {
   const result = await db.query<PayoutRow>(
-    `INSERT INTO payouts (id, organisation_id, beneficiary_id, currency, amount, reference, status, connector,
+    prepared(
+      `INSERT INTO payouts (id, organisation_id, beneficiary_id, currency, amount, reference, status, connector,
        transfer_id, external_id)
      VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $9)
      RETURNING ${PAYOUT_COLUMNS}`,
-    [
-      payout.id,
-      payout.organisation_id,
-      payout.beneficiary_id,
-      payout.currency,
-      payout.amount,
-      payout.reference,
-      payout.connector,
-      payout.transfer_id,
-      payout.external_id,
-    ],
+      [
+        payout.id,
+        payout.organisation_id,
+        payout.beneficiary_id,
+        payout.currency,
+        payout.amount,
+        payout.reference,
+        payout.connector,
+        payout.transfer_id,
+        payout.external_id,
+      ],
+    ),
   );
   return result.rows[0]!;
 }
@@ -189,8 +200,10 @@ export async function lockPayout(
   id: string,
 ): Promise<PayoutRow | undefined> {
   const result = await db.query<PayoutRow>(
-    `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1 AND ($2::uuid IS NULL OR organisation_id = $2) FOR UPDATE`,
-    [id, organisationId],
+    prepared(
+      `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1 AND ($2::uuid IS NULL OR organisation_id = $2) FOR UPDATE`,
+      [id, organisationId],
+    ),
   );
   return result.rows[0];
 }
@@ -201,8 +214,10 @@ export async function findPayout(
   id: string,
 ): Promise<PayoutRow | undefined> {
   const result = await db.query<PayoutRow>(
-    `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1 AND organisation_id = $2`,
-    [id, organisationId],
+    prepared(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1 AND organisation_id = $2`, [
+      id,
+      organisationId,
+    ]),
   );
   return result.rows[0];
 }
@@ -215,8 +230,10 @@ export async function findPayoutsByIds(
 ): Promise<Map<string, PayoutRow>> {
   if (ids.length === 0) return new Map();
   const result = await db.query<PayoutRow>(
-    `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = ANY($1::text[]) AND organisation_id = $2`,
-    [ids, organisationId],
+    prepared(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = ANY($1::text[]) AND organisation_id = $2`, [
+      ids,
+      organisationId,
+    ]),
   );
   return new Map(result.rows.map((row) => [row.id, row]));
 }
@@ -232,8 +249,10 @@ export async function updatePayout(
 /** Records the payout's hand-off to its connector; false if it was handed off before. */
 export async function recordHandOff(db: Queryable, payoutId: string, connector: string): Promise<boolean> {
   const result = await db.query(
-    'INSERT INTO payout_hand_offs (payout_id, connector) VALUES ($1, $2) ON CONFLICT (payout_id) DO NOTHING',
-    [payoutId, connector],
+    prepared(
+      'INSERT INTO payout_hand_offs (payout_id, connector) VALUES ($1, $2) ON CONFLICT (payout_id) DO NOTHING',
+      [payoutId, connector],
+    ),
   );
   return result.rowCount === 1;
 }
@@ -241,8 +260,10 @@ export async function recordHandOff(db: Queryable, payoutId: string, connector: 
 /** Payouts waiting for the operator in `processing` with a connector, oldest first. */
 export async function payoutsWaiting(db: Queryable, connector: string, limit: number): Promise<PayoutRow[]> {
   const result = await db.query<PayoutRow>(
-    `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE connector = $1 AND status = 'processing' ORDER BY created_at LIMIT $2`,
-    [connector, limit],
+    prepared(
+      `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE connector = $1 AND status = 'processing' ORDER BY created_at LIMIT $2`,
+      [connector, limit],
+    ),
   );
   return result.rows;
 }
@@ -289,9 +310,11 @@ export async function lockDepositByChain(
   logIndex: number | null,
 ): Promise<DepositRow | undefined> {
   const result = await db.query<DepositRow>(
-    `SELECT ${DEPOSIT_COLUMNS} FROM deposits
+    prepared(
+      `SELECT ${DEPOSIT_COLUMNS} FROM deposits
      WHERE network = $1 AND tx_hash = $2 AND coalesce(log_index, -1) = coalesce($3::integer, -1) FOR UPDATE`,
-    [network, txHash, logIndex],
+      [network, txHash, logIndex],
+    ),
   );
   return result.rows[0];
 }
@@ -303,10 +326,12 @@ export async function lockPendingDepositAt(
   currency: string,
 ): Promise<DepositRow | undefined> {
   const result = await db.query<DepositRow>(
-    `SELECT ${DEPOSIT_COLUMNS} FROM deposits
+    prepared(
+      `SELECT ${DEPOSIT_COLUMNS} FROM deposits
      WHERE address = $1 AND currency = $2 AND status = 'pending' AND tx_hash IS NULL
      ORDER BY created_at LIMIT 1 FOR UPDATE`,
-    [address, currency],
+      [address, currency],
+    ),
   );
   return result.rows[0];
 }

@@ -2,6 +2,7 @@
 
 import { pageWithTotal } from '../db/paging.ts';
 import type { Queryable } from '../db/pool.ts';
+import { prepared } from '../db/prepared.ts';
 import type { ListEntry } from './formats/types.ts';
 import type { HitView, MatchStatus, ScreeningSortKey } from './schemas.ts';
 
@@ -185,26 +186,28 @@ export async function insertScreening(
   row: Omit<ScreeningRow, 'reviewed_at' | 'review_note' | 'created_at' | 'updated_at'>,
 ): Promise<ScreeningRow> {
   const result = await db.query<ScreeningRow>(
-    `INSERT INTO sanctions_screenings
+    prepared(
+      `INSERT INTO sanctions_screenings
        (id, organisation_id, entity_type, name, date_of_birth, country, match_status, hits, threshold,
         lists_version, source_object_type, source_object_id, external_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
      RETURNING ${SCREENING_COLUMNS}`,
-    [
-      row.id,
-      row.organisation_id,
-      row.entity_type,
-      row.name,
-      row.date_of_birth,
-      row.country,
-      row.match_status,
-      JSON.stringify(row.hits),
-      row.threshold,
-      row.lists_version,
-      row.source_object_type,
-      row.source_object_id,
-      row.external_id,
-    ],
+      [
+        row.id,
+        row.organisation_id,
+        row.entity_type,
+        row.name,
+        row.date_of_birth,
+        row.country,
+        row.match_status,
+        JSON.stringify(row.hits),
+        row.threshold,
+        row.lists_version,
+        row.source_object_type,
+        row.source_object_id,
+        row.external_id,
+      ],
+    ),
   );
   return result.rows[0]!;
 }

@@ -1,5 +1,6 @@
 // SQL of quotes (D20).
 import type { Queryable } from '../db/pool.ts';
+import { prepared } from '../db/prepared.ts';
 
 export interface QuoteRow {
   id: string;
@@ -30,27 +31,29 @@ export async function insertQuote(
   quote: Omit<QuoteRow, 'status' | 'updated_at'>,
 ): Promise<QuoteRow> {
   const result = await db.query<QuoteRow>(
-    `INSERT INTO quotes (id, organisation_id, corridor_id, source_currency, destination_currency, amount_mode,
+    prepared(
+      `INSERT INTO quotes (id, organisation_id, corridor_id, source_currency, destination_currency, amount_mode,
        source_amount, fee_amount, rate, mid_rate, destination_amount, status, expires_at, estimated_delivery_at,
        created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'open', $12, $13, $14, $14)
      RETURNING ${COLUMNS}`,
-    [
-      quote.id,
-      quote.organisation_id,
-      quote.corridor_id,
-      quote.source_currency,
-      quote.destination_currency,
-      quote.amount_mode,
-      quote.source_amount,
-      quote.fee_amount,
-      quote.rate,
-      quote.mid_rate,
-      quote.destination_amount,
-      quote.expires_at,
-      quote.estimated_delivery_at,
-      quote.created_at,
-    ],
+      [
+        quote.id,
+        quote.organisation_id,
+        quote.corridor_id,
+        quote.source_currency,
+        quote.destination_currency,
+        quote.amount_mode,
+        quote.source_amount,
+        quote.fee_amount,
+        quote.rate,
+        quote.mid_rate,
+        quote.destination_amount,
+        quote.expires_at,
+        quote.estimated_delivery_at,
+        quote.created_at,
+      ],
+    ),
   );
   return result.rows[0]!;
 }
@@ -61,8 +64,7 @@ export async function findQuote(
   id: string,
 ): Promise<QuoteRow | undefined> {
   const result = await db.query<QuoteRow>(
-    `SELECT ${COLUMNS} FROM quotes WHERE id = $1 AND organisation_id = $2`,
-    [id, organisationId],
+    prepared(`SELECT ${COLUMNS} FROM quotes WHERE id = $1 AND organisation_id = $2`, [id, organisationId]),
   );
   return result.rows[0];
 }
@@ -74,8 +76,10 @@ export async function lockQuote(
   id: string,
 ): Promise<QuoteRow | undefined> {
   const result = await db.query<QuoteRow>(
-    `SELECT ${COLUMNS} FROM quotes WHERE id = $1 AND ($2::uuid IS NULL OR organisation_id = $2) FOR UPDATE`,
-    [id, organisationId],
+    prepared(
+      `SELECT ${COLUMNS} FROM quotes WHERE id = $1 AND ($2::uuid IS NULL OR organisation_id = $2) FOR UPDATE`,
+      [id, organisationId],
+    ),
   );
   return result.rows[0];
 }
@@ -86,8 +90,10 @@ export async function setQuoteStatus(
   status: QuoteRow['status'],
 ): Promise<QuoteRow> {
   const result = await db.query<QuoteRow>(
-    `UPDATE quotes SET status = $2, updated_at = now() WHERE id = $1 RETURNING ${COLUMNS}`,
-    [id, status],
+    prepared(`UPDATE quotes SET status = $2, updated_at = now() WHERE id = $1 RETURNING ${COLUMNS}`, [
+      id,
+      status,
+    ]),
   );
   return result.rows[0]!;
 }

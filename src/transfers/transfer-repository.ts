@@ -2,6 +2,7 @@
 
 import { pageWithTotal } from '../db/paging.ts';
 import type { Queryable } from '../db/pool.ts';
+import { prepared } from '../db/prepared.ts';
 import { listFilters, searchOrder, updateById } from '../db/sql.ts';
 import type { TransferStatus } from './transfer-schemas.ts';
 
@@ -54,31 +55,33 @@ export type NewTransfer = Omit<
 
 export async function insertTransfer(db: Queryable, transfer: NewTransfer): Promise<TransferRow> {
   const result = await db.query<TransferRow>(
-    `INSERT INTO transfers (id, organisation_id, quote_id, corridor_id, beneficiary_id, external_id, reference,
+    prepared(
+      `INSERT INTO transfers (id, organisation_id, quote_id, corridor_id, beneficiary_id, external_id, reference,
        purpose, funding_method, source_currency, source_amount, fee_amount, rate, destination_currency,
        destination_amount, status, network, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
      RETURNING ${COLUMNS}`,
-    [
-      transfer.id,
-      transfer.organisation_id,
-      transfer.quote_id,
-      transfer.corridor_id,
-      transfer.beneficiary_id,
-      transfer.external_id,
-      transfer.reference,
-      transfer.purpose,
-      transfer.funding_method,
-      transfer.source_currency,
-      transfer.source_amount,
-      transfer.fee_amount,
-      transfer.rate,
-      transfer.destination_currency,
-      transfer.destination_amount,
-      transfer.status,
-      transfer.network,
-      transfer.expires_at,
-    ],
+      [
+        transfer.id,
+        transfer.organisation_id,
+        transfer.quote_id,
+        transfer.corridor_id,
+        transfer.beneficiary_id,
+        transfer.external_id,
+        transfer.reference,
+        transfer.purpose,
+        transfer.funding_method,
+        transfer.source_currency,
+        transfer.source_amount,
+        transfer.fee_amount,
+        transfer.rate,
+        transfer.destination_currency,
+        transfer.destination_amount,
+        transfer.status,
+        transfer.network,
+        transfer.expires_at,
+      ],
+    ),
   );
   return result.rows[0]!;
 }
@@ -89,8 +92,7 @@ export async function findTransfer(
   id: string,
 ): Promise<TransferRow | undefined> {
   const result = await db.query<TransferRow>(
-    `SELECT ${COLUMNS} FROM transfers WHERE id = $1 AND organisation_id = $2`,
-    [id, organisationId],
+    prepared(`SELECT ${COLUMNS} FROM transfers WHERE id = $1 AND organisation_id = $2`, [id, organisationId]),
   );
   return result.rows[0];
 }
@@ -102,8 +104,10 @@ export async function lockTransfer(
   id: string,
 ): Promise<TransferRow | undefined> {
   const result = await db.query<TransferRow>(
-    `SELECT ${COLUMNS} FROM transfers WHERE id = $1 AND ($2::uuid IS NULL OR organisation_id = $2) FOR UPDATE`,
-    [id, organisationId],
+    prepared(
+      `SELECT ${COLUMNS} FROM transfers WHERE id = $1 AND ($2::uuid IS NULL OR organisation_id = $2) FOR UPDATE`,
+      [id, organisationId],
+    ),
   );
   return result.rows[0];
 }

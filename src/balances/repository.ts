@@ -16,32 +16,57 @@ export interface EntryInput {
   mayOverdraw: boolean;
 }
 
-export async function postTransaction(
+export interface TransactionInput {
+  type: string;
+  resourceType: string | null;
+  resourceId: string | null;
+  entries: EntryInput[];
+}
+
+/**
+ * Posts transactions in order in one statement (one round trip: a debit's row lock is held until the
+ * commit, so every round trip after it is time the balance's other postings wait). Returns each
+ * transaction's entries in the order of its input (the function writes platform entries first).
+ */
+export async function postTransactions(
   db: Queryable,
-  type: string,
-  resourceType: string | null,
-  resourceId: string | null,
-  entries: EntryInput[],
-): Promise<{ id: string; balanceAfter: string | null }[]> {
-  const result = await db.query<{ entry_id: string; balance_after: string | null }>({
-    name: 'ledger.post',
-    text: `SELECT entry_id, balance_after FROM ledger_post($1, $2, $3, $4::uuid[], $5::text[], $6::text[],
-             $7::numeric[], $8::boolean[], $9::text[])`,
-    values: [
-      type,
-      resourceType,
-      resourceId,
+  transactions: TransactionInput[],
+): Promise<{ id: string; balanceAfter: string | null }[][]> {
+  const calls: string[] = [];
+  const values: unknown[] = [];
+  for (const transaction of transactions) {
+    const at = values.length;
+    const $ = (index: number) => `$${at + index}`;
+    calls.push(
+      `SELECT entry_id, balance_after FROM ledger_post(${$(1)}, ${$(2)}, ${$(3)}, ${$(4)}::uuid[], ${$(5)}::text[],
+         ${$(6)}::text[], ${$(7)}::numeric[], ${$(8)}::boolean[], ${$(9)}::text[])`,
+    );
+    const { entries } = transaction;
+    values.push(
+      transaction.type,
+      transaction.resourceType,
+      transaction.resourceId,
       entries.map((entry) => entry.organisationId),
       entries.map((entry) => entry.name),
       entries.map((entry) => entry.currency),
       entries.map((entry) => entry.amount),
       entries.map((entry) => entry.mayOverdraw),
       entries.map((entry) => entry.entryId),
-    ],
+    );
+  }
+  // UNION ALL runs its branches one after the other, in order: the transactions post in the given order.
+  const result = await db.query<{ entry_id: string; balance_after: string | null }>({
+    name: `ledger.post_${transactions.length}`,
+    text: calls.join('\nUNION ALL\n'),
+    values,
   });
-  // In the order of the input (the function writes platform entries first).
   const byId = new Map(result.rows.map((row) => [row.entry_id, row.balance_after]));
-  return entries.map((entry) => ({ id: entry.entryId, balanceAfter: byId.get(entry.entryId) ?? null }));
+  return transactions.map((transaction) =>
+    transaction.entries.map((entry) => ({
+      id: entry.entryId,
+      balanceAfter: byId.get(entry.entryId) ?? null,
+    })),
+  );
 }
 
 export interface BalanceRow {

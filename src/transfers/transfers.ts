@@ -128,17 +128,19 @@ async function fund(tx: PoolClient, row: repo.TransferRow): Promise<void> {
   const fee = new Decimal(row.fee_amount);
   const net = new Decimal(row.source_amount).minus(fee);
   const available = ledger.available(row.organisation_id, row.source_currency);
-  await ledger.post(tx, {
-    type: 'transfer_funding',
-    resourceType: 'transfer',
-    resourceId: row.id,
-    postings: [
-      { account: available, amount: net.negated() },
-      { account: ledger.platform(TRANSFER_CLEARING, row.source_currency), amount: net },
-    ],
-  });
+  const transactions: ledger.LedgerTransaction[] = [
+    {
+      type: 'transfer_funding',
+      resourceType: 'transfer',
+      resourceId: row.id,
+      postings: [
+        { account: available, amount: net.negated() },
+        { account: ledger.platform(TRANSFER_CLEARING, row.source_currency), amount: net },
+      ],
+    },
+  ];
   if (fee.gt(0)) {
-    await ledger.post(tx, {
+    transactions.push({
       type: 'fee',
       resourceType: 'transfer',
       resourceId: row.id,
@@ -148,6 +150,7 @@ async function fund(tx: PoolClient, row: repo.TransferRow): Promise<void> {
       ],
     });
   }
+  await ledger.postAll(tx, transactions);
 }
 
 /** Gives the source amount back to the available balance (the fee too: nothing was delivered). */

@@ -94,6 +94,51 @@ describe('ledger (D21)', () => {
     assert.equal(await balanceOf(db.pool, org, 'available', 'KWD'), '12.345');
   });
 
+  it('posts several transactions in one call in order, and refuses them all when one would overdraw', async () => {
+    const org = await organisation(db);
+    await topUp(db.pool, org, 'USD', '10.00');
+    const spend = (amount: string, type: ledger.TransactionType): ledger.LedgerTransaction => ({
+      type,
+      resourceType: null,
+      resourceId: null,
+      postings: [
+        { account: ledger.available(org, 'USD'), amount: new Decimal(amount).negated() },
+        {
+          account: ledger.platform(type === 'fee' ? 'fees' : 'rail:test', 'USD'),
+          amount: new Decimal(amount),
+        },
+      ],
+    });
+    const posted = await withTransaction(db.pool, (tx) =>
+      ledger.postAll(tx, [spend('6.00', 'payout'), spend('1.50', 'fee')]),
+    );
+    assert.deepEqual(
+      posted.map((entries) => entries.map((entry) => entry.balanceAfter)),
+      [
+        ['4.00', null],
+        ['2.50', null],
+      ],
+    );
+    const types = await db.pool.query<{ type: string; amount: string }>(
+      "SELECT type, amount::text FROM ledger_entries WHERE organisation_id = $1 AND type <> 'top_up' ORDER BY id",
+      [org],
+    );
+    assert.deepEqual(types.rows, [
+      { type: 'payout', amount: '-6.00' },
+      { type: 'fee', amount: '-1.50' },
+    ]);
+    await assert.rejects(
+      withTransaction(db.pool, (tx) => ledger.postAll(tx, [spend('2.00', 'payout'), spend('1.00', 'fee')])),
+      (error: unknown) => error instanceof AppError && error.code === 'INSUFFICIENT_FUNDS',
+    );
+    assert.equal(
+      await balanceOf(db.pool, org, 'available', 'USD'),
+      '2.50',
+      'the first of the refused pair is undone',
+    );
+    assert.deepEqual(await ledgerViolations(db.pool), []);
+  });
+
   it('refuses unbalanced postings, zero entries and amounts finer than the currency, writing nothing', async () => {
     const org = await organisation(db);
     const unbalanced = withTransaction(db.pool, (tx) =>

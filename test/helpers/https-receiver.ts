@@ -6,6 +6,7 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Webhook } from 'standardwebhooks';
 import {
   makeSelfSignedCertificate,
   type SelfSignedCertificate,
@@ -116,4 +117,9 @@ export async function startHttpsReceiver(
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** Verifies a received request the Standard Webhooks way, as an integrator would; returns the payload. */
+export function verifyDelivery(secret: string, request: ReceivedRequest): unknown {
+  return new Webhook(secret).verify(request.body, request.headers as Record<string, string>);
 }

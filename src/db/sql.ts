@@ -3,7 +3,11 @@
 import type { Queryable } from './pool.ts';
 import { prepared } from './prepared.ts';
 
-/** `UPDATE <table> SET <changes>, updated_at = now() WHERE id = $1 RETURNING <columns>`. */
+/**
+ * `UPDATE <table> SET <changes>, updated_at = clock_timestamp() WHERE id = $1 RETURNING <columns>`: the time
+ * of the statement, not of the transaction's start, so that updated_at is never before a milestone time
+ * (completed_at, received_at, ...) the same change sets.
+ */
 export async function updateById<Row>(
   db: Queryable,
   table: string,
@@ -15,7 +19,7 @@ export async function updateById<Row>(
   const assignments = names.map((name, index) => `${name} = $${index + 2}`);
   const result = await db.query(
     prepared(
-      `UPDATE ${table} SET ${[...assignments, 'updated_at = now()'].join(', ')} WHERE id = $1 RETURNING ${returning}`,
+      `UPDATE ${table} SET ${[...assignments, 'updated_at = clock_timestamp()'].join(', ')} WHERE id = $1 RETURNING ${returning}`,
       [id, ...names.map((name) => changes[name])],
     ),
   );

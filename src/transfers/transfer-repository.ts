@@ -29,7 +29,7 @@ export interface TransferRow {
   deposit_id: string | null;
   payout_id: string | null;
   screening_id: string | null;
-  expires_at: Date;
+  expires_at: Date | null;
   completed_at: Date | null;
   created_at: Date;
   updated_at: Date;

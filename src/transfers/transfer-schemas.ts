@@ -42,7 +42,7 @@ export const Transfer = Type.Object(
     deposit: Nullable(Deposit),
     payout: Nullable(Payout),
     screening_id: Nullable(Type.String()),
-    expires_at: Timestamp,
+    expires_at: Nullable(Timestamp),
     created_at: Timestamp,
     updated_at: Timestamp,
     completed_at: Nullable(Timestamp),

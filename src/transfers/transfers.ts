@@ -211,7 +211,7 @@ async function createDepositLeg(tx: PoolClient, deps: AppDeps, row: repo.Transfe
     transferId: row.id,
     externalId: null,
     ...(row.network !== null ? { network: row.network } : {}),
-    expiresAt: row.expires_at,
+    expiresAt: row.expires_at!, // a transfer funded by a deposit has a funding deadline
   });
   return deposit.id;
 }
@@ -301,7 +301,11 @@ export async function confirmQuote(
         destination_amount: quote.destination_amount,
         status,
         network: input.network ?? null,
-        expires_at: new Date(Date.now() + deps.config.transferFundingTtlSeconds * 1000),
+        // Only a transfer that waits for its money has a funding deadline.
+        expires_at:
+          input.funding_method === 'balance'
+            ? null
+            : new Date(Date.now() + deps.config.transferFundingTtlSeconds * 1000),
       });
     } catch (error) {
       if (
@@ -327,7 +331,7 @@ export async function confirmQuote(
       action: 'created',
       previousStatus: null,
     });
-    if (status === 'awaiting_deposit' || status === 'in_review') {
+    if (row.expires_at !== null) {
       await scheduleJob(tx, {
         kind: EXPIRE_TRANSFER_KIND,
         payload: { transfer_id: id },

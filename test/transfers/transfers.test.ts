@@ -31,8 +31,18 @@ interface TransferJson {
   destination_amount: string;
   deposit_instructions: Record<string, unknown> | null;
   deposit: { id: string; status: string; received_amount: string | null } | null;
-  payout: { id: string; status: string; amount: string; currency: string } | null;
+  payout: {
+    id: string;
+    status: string;
+    amount: string;
+    currency: string;
+    updated_at: string;
+    completed_at: string | null;
+  } | null;
   screening_id: string | null;
+  expires_at: string | null;
+  created_at: string;
+  updated_at: string;
   completed_at: string | null;
 }
 
@@ -95,6 +105,7 @@ describe('transfers (D20)', () => {
     assert.equal(transfer.status, 'processing');
     assert.equal(transfer.deposit, null);
     assert.equal(transfer.deposit_instructions, null);
+    assert.equal(transfer.expires_at, null, 'funded at confirm: no funding deadline');
     assert.deepEqual(
       { amount: transfer.payout?.amount, currency: transfer.payout?.currency },
       { amount: '911.27', currency: 'EUR' },
@@ -103,6 +114,14 @@ describe('transfers (D20)', () => {
     const done = await transferOf(api, transfer.id);
     assert.equal(done.payout?.status, 'completed');
     assert.ok(done.completed_at !== null);
+    assert.ok(
+      Date.parse(done.updated_at) >= Date.parse(done.completed_at!),
+      'updated_at is not before completed_at',
+    );
+    assert.ok(
+      Date.parse(done.payout!.updated_at) >= Date.parse(done.payout!.completed_at!),
+      "the payout's too",
+    );
     assert.deepEqual(await balance(api, 'USD'), { available: '999000.00', held: '0.00' });
     assert.deepEqual(
       (await transactionsOf(api, transfer.id)).map((entry) => [
@@ -174,6 +193,9 @@ describe('transfers (D20)', () => {
       await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
     ).json() as TransferJson;
     assert.equal(transfer.status, 'awaiting_deposit');
+    // TRANSFER_FUNDING_TTL_SECONDS (86400) after confirm; created_at is the transaction's start, a moment earlier.
+    const window = Date.parse(transfer.expires_at!) - Date.parse(transfer.created_at);
+    assert.ok(window >= 86_400_000 && window < 86_401_000, `expires ${window} ms after created_at`);
     assert.equal(transfer.payout, null);
     assert.equal(transfer.deposit?.status, 'pending');
     assert.equal(transfer.deposit_instructions?.type, 'bank_transfer');

@@ -30,7 +30,12 @@ interface TransferJson {
   fee_amount: string;
   destination_amount: string;
   deposit_instructions: Record<string, unknown> | null;
-  deposit: { id: string; status: string; received_amount: string | null } | null;
+  deposit: {
+    id: string;
+    status: string;
+    received_amount: string | null;
+    instructions: Record<string, unknown>;
+  } | null;
   payout: { id: string; status: string; amount: string; currency: string } | null;
   screening_id: string | null;
   completed_at: string | null;
@@ -179,6 +184,12 @@ describe('transfers (D20)', () => {
     assert.equal(transfer.deposit_instructions?.type, 'bank_transfer');
     assert.equal(transfer.deposit_instructions?.amount, '1000.00');
     assert.match(String(transfer.deposit_instructions?.reference), /^PSD/);
+    // The instructions are the deposit's, written as the deposit writes them (the same keys in the same order).
+    assert.deepEqual(transfer.deposit_instructions, transfer.deposit?.instructions);
+    assert.deepEqual(
+      Object.keys(transfer.deposit_instructions!),
+      Object.keys(transfer.deposit!.instructions),
+    );
     assert.deepEqual(await balance(api, 'USD'), { available: '1000000.00', held: '0.00' });
     const funded = await api.post(`/api/v1/sandbox/transfers/${transfer.id}/fund`);
     assert.equal(funded.statusCode, 200, funded.body);

@@ -240,6 +240,9 @@ describe('transfers (D20)', () => {
     ).json() as TransferJson;
     const expired = await api.post(`/api/v1/sandbox/transfers/${b.id}/expire`);
     assert.equal(expired.json().status, 'expired');
+    // It expired now, not at the end of its 24 hours: expires_at says when.
+    const expiresAt = expired.json().expires_at as string;
+    assert.ok(Date.parse(expiresAt) <= Date.now(), `${expiresAt} is not in the future`);
     assert.deepEqual(await codes(b.id), [
       ['transfer.created', null],
       ['transfer.expired', 'awaiting_deposit'],

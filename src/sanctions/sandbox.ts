@@ -87,7 +87,7 @@ export const SANDBOX_ENTRIES: readonly ListEntry[] = [
 ];
 
 /** The magic words, the score they give, and the entry they hit for each kind of name screened. */
-const MAGIC = [
+export const SANDBOX_MAGIC_NAMES = [
   { word: 'sanctioned', score: 1, entries: { individual: 'SBX-0001', organisation: 'SBX-0002' } },
   { word: 'lookalike', score: 0.9, entries: { individual: 'SBX-0003', organisation: 'SBX-0004' } },
 ] as const;
@@ -119,7 +119,7 @@ export function withMagicHits(
 ): Hit[] {
   const words = nameTokens(query.name).join(' ');
   const magic: { hit: Hit; score: number }[] = [];
-  for (const rule of MAGIC) {
+  for (const rule of SANDBOX_MAGIC_NAMES) {
     if (!words.includes(rule.word) || rule.score < threshold) continue;
     const entry = index.entry(SANDBOX_LIST, rule.entries[query.entityType]);
     if (entry) magic.push({ score: rule.score, hit: toHit(entry, entry.name, rule.score) });

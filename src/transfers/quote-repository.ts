@@ -84,6 +84,16 @@ export async function lockQuote(
   return result.rows[0];
 }
 
+/** The sandbox's expiry of an open quote (D24): it expires now, and expires_at says so. */
+export async function expireQuoteNow(db: Queryable, id: string): Promise<QuoteRow> {
+  const result = await db.query<QuoteRow>(
+    `UPDATE quotes SET status = 'expired', expires_at = LEAST(expires_at, now()), updated_at = now()
+     WHERE id = $1 RETURNING ${COLUMNS}`,
+    [id],
+  );
+  return result.rows[0]!;
+}
+
 export async function setQuoteStatus(
   db: Queryable,
   id: string,

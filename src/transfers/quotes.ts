@@ -176,6 +176,6 @@ export async function expireQuoteNow(deps: AppDeps, organisationId: string, id: 
     const row = isPublicId('qte', id) ? await repo.lockQuote(tx, organisationId, id) : undefined;
     if (!row) throw notFound('No quote matches the id');
     if (row.status === 'accepted') throw invalidState('The quote is accepted; it can no longer expire');
-    return quoteView(row.status === 'expired' ? row : await repo.setQuoteStatus(tx, id, 'expired'));
+    return quoteView(row.status === 'expired' ? row : await repo.expireQuoteNow(tx, id));
   });
 }

@@ -1,7 +1,7 @@
 // Request and response schemas of transfers (D20).
 import { type Static, Type } from '@sinclair/typebox';
 import { CurrencyCode } from '../balances/schemas.ts';
-import { Deposit, Payout } from '../payments/schemas.ts';
+import { BankTransferInstructions, CryptoInstructions, Deposit, Payout } from '../payments/schemas.ts';
 import { FilterList, pageSchema, searchBodySchema } from '../platform/search.ts';
 import { Nullable, StoredText, StringEnum, Timestamp } from '../webhooks/api-schemas.ts';
 
@@ -38,7 +38,7 @@ export const Transfer = Type.Object(
     destination_amount: Type.String(),
     status: StringEnum(TRANSFER_STATUSES),
     status_reason: Nullable(Type.String()),
-    deposit_instructions: Nullable(Type.Object({}, { additionalProperties: true })),
+    deposit_instructions: Nullable(Type.Union([BankTransferInstructions, CryptoInstructions])),
     deposit: Nullable(Deposit),
     payout: Nullable(Payout),
     screening_id: Nullable(Type.String()),

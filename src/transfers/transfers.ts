@@ -399,11 +399,12 @@ async function stop(
   row: repo.TransferRow,
   to: 'cancelled' | 'expired' | 'rejected',
   reason: string | null,
+  changes: Parameters<typeof repo.updateTransfer>[2] = {},
 ): Promise<repo.TransferRow> {
   if (!MOVES[row.status].includes(to))
     throw invalidState(`The transfer is ${row.status}; it cannot become ${to}`);
   if (row.funded) await refund(tx, row, 'clearing');
-  const stopped = await move(tx, deps, row, to, { status_reason: reason, funded: false });
+  const stopped = await move(tx, deps, row, to, { ...changes, status_reason: reason, funded: false });
   await cancelJob(tx, `${EXPIRE_TRANSFER_KIND}:${row.id}`);
   return stopped;
 }
@@ -442,7 +443,13 @@ export async function expireTransferNow(
     const row = await locked(tx, organisationId, id);
     if (row.status !== 'awaiting_deposit')
       throw invalidState(`The transfer is ${row.status}; only one awaiting its deposit can expire`);
-    return transferView(tx, await stop(tx, deps, row, 'expired', 'not funded in time'));
+    // It expires now, not at the end of its funding time: expires_at says when (D24).
+    const now = new Date();
+    const expiresAt = row.expires_at !== null && row.expires_at < now ? row.expires_at : now;
+    return transferView(
+      tx,
+      await stop(tx, deps, row, 'expired', 'not funded in time', { expires_at: expiresAt }),
+    );
   });
 }
 

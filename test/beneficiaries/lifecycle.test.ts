@@ -574,7 +574,7 @@ describe('beneficiary lifecycle', () => {
 
     it("every account of the sandbox guide's magic endings table is valid and is the payout identifier", async () => {
       const org = api.tenant.organisationId;
-      // docs/integrator/sandbox.md, "Beneficiaries: magic names and account endings".
+      // docs/integrator/sandbox.md, "Payouts: magic account endings".
       const table: [keyof typeof VALID, string, string[]][] = [
         [
           'DE',

@@ -140,6 +140,11 @@ describe('quotes (D20)', () => {
     const expired = await api.post(`/api/v1/sandbox/quotes/${simulated.id}/expire`);
     assert.equal(expired.statusCode, 200);
     assert.equal(expired.json().status, 'expired');
+    // It expired now, not at the end of its 15 minutes: expires_at says when.
+    const expiresAt = (expired.json() as QuoteJson).expires_at;
+    assert.ok(Date.parse(expiresAt) < Date.parse(simulated.expires_at), `${expiresAt} moved forward`);
+    assert.ok(Date.parse(expiresAt) <= Date.now(), `${expiresAt} is not in the future`);
+    assert.equal((await api.get(`${QUOTES}/${simulated.id}`)).json().expires_at, expiresAt);
   });
 
   it('refuses a suspended corridor with 400 CORRIDOR_UNAVAILABLE', async () => {

@@ -30,7 +30,12 @@ interface TransferJson {
   fee_amount: string;
   destination_amount: string;
   deposit_instructions: Record<string, unknown> | null;
-  deposit: { id: string; status: string; received_amount: string | null } | null;
+  deposit: {
+    id: string;
+    status: string;
+    received_amount: string | null;
+    instructions: Record<string, unknown>;
+  } | null;
   payout: {
     id: string;
     status: string;
@@ -201,6 +206,12 @@ describe('transfers (D20)', () => {
     assert.equal(transfer.deposit_instructions?.type, 'bank_transfer');
     assert.equal(transfer.deposit_instructions?.amount, '1000.00');
     assert.match(String(transfer.deposit_instructions?.reference), /^PSD/);
+    // The instructions are the deposit's, written as the deposit writes them (the same keys in the same order).
+    assert.deepEqual(transfer.deposit_instructions, transfer.deposit?.instructions);
+    assert.deepEqual(
+      Object.keys(transfer.deposit_instructions!),
+      Object.keys(transfer.deposit!.instructions),
+    );
     assert.deepEqual(await balance(api, 'USD'), { available: '1000000.00', held: '0.00' });
     const funded = await api.post(`/api/v1/sandbox/transfers/${transfer.id}/fund`);
     assert.equal(funded.statusCode, 200, funded.body);
@@ -251,6 +262,9 @@ describe('transfers (D20)', () => {
     ).json() as TransferJson;
     const expired = await api.post(`/api/v1/sandbox/transfers/${b.id}/expire`);
     assert.equal(expired.json().status, 'expired');
+    // It expired now, not at the end of its 24 hours: expires_at says when.
+    const expiresAt = expired.json().expires_at as string;
+    assert.ok(Date.parse(expiresAt) <= Date.now(), `${expiresAt} is not in the future`);
     assert.deepEqual(await codes(b.id), [
       ['transfer.created', null],
       ['transfer.expired', 'awaiting_deposit'],

@@ -6,20 +6,21 @@ import type { RailConnector } from './connector.ts';
 
 export const SANDBOX_STEP_KIND = 'payments.sandbox_payout_step';
 
+/**
+ * The magic endings of a payout's account identifier (D24) and what the sandbox rail does with them:
+ * fail with that reason, complete then `return`, or `hold` in processing until a simulation settles it.
+ * Every other ending completes. docs/integrator/sandbox.md lists them (test/docs/sandbox-page.test.ts).
+ */
+export const SANDBOX_PAYOUT_ENDINGS: Readonly<Record<string, 'return' | 'hold' | FailureReason>> = {
+  '1111': 'account_closed',
+  '2222': 'invalid_account',
+  '3333': 'return',
+  '4444': 'hold',
+};
+
 /** What the sandbox does with a payout to this account, by its last four characters (D24). */
 export function sandboxOutcome(accountIdentifier: string): 'complete' | 'return' | 'hold' | FailureReason {
-  switch (accountIdentifier.slice(-4)) {
-    case '1111':
-      return 'account_closed';
-    case '2222':
-      return 'invalid_account';
-    case '3333':
-      return 'return';
-    case '4444':
-      return 'hold';
-    default:
-      return 'complete';
-  }
+  return SANDBOX_PAYOUT_ENDINGS[accountIdentifier.slice(-4)] ?? 'complete';
 }
 
 export const sandboxConnector: RailConnector = {

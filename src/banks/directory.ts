@@ -5,7 +5,7 @@
 // and column; the import runs in one transaction, so nothing is half-imported.
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { parse } from 'csv-parse';
+import { CsvError, parse } from 'csv-parse';
 import {
   BANK_CODE_RULES,
   BANK_CODE_TYPES,
@@ -315,7 +315,8 @@ export function csvSource(
         consume,
       );
     } catch (error) {
-      if (!(error as { code?: string }).code?.startsWith('CSV_')) throw error;
+      // By class, not by code: csv-parse names most codes CSV_..., but not all (INVALID_OPENING_QUOTE).
+      if (!(error instanceof CsvError)) throw error;
       const lines = (error as { lines?: number }).lines;
       throw new DirectoryRowError(lines ?? 1, undefined, `not valid CSV: ${(error as Error).message}`);
     }

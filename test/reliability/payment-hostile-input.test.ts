@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
+import { bodyOf } from '../beneficiaries/fixtures.ts';
 import { errorBody, startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
 import {
   type Endpoint,
@@ -245,6 +246,23 @@ describe('hostile input on the payment routes (issue 18)', () => {
         amount: '10.00',
       });
       assert.equal(await refused(response, before, 'currency'), 'Unknown currency ZZZ');
+    });
+
+    it('refuses a beneficiary whose address holds an unpaired UTF-16 surrogate with 400 naming where', async () => {
+      const before = await context.rowCounts();
+      const response = await targets.api.post('/api/v1/beneficiaries', {
+        ...bodyOf('DE'),
+        address: { line1: 'Unter den Linden \ud800', city: 'Berlin', country: 'DE' },
+      });
+      assert.equal(response.statusCode, 400, response.body);
+      const body = errorBody(response.body);
+      assert.equal(body.code, 'BAD_REQUEST');
+      assert.equal(body.field, 'address.line1');
+      assert.equal(
+        body.error,
+        'The request body holds an unpaired UTF-16 surrogate (at address.line1): strings must be Unicode text',
+      );
+      assert.equal(await context.rowCounts(), before);
     });
 
     /** Every search route and its text filters, from the OpenAPI document the route schemas make. */

@@ -325,6 +325,24 @@ describe('hostile input on the payment routes (issue 18)', () => {
       }
     });
 
+    it('refuses a bank directory file that is not UTF-8 with 422 naming the line, instead of storing U+FFFD', async () => {
+      const before = await context.rowCounts();
+      const response = await t.app.inject({
+        method: 'POST',
+        url: '/admin/v1/banks/import',
+        headers: { ...adminHeaders, 'content-type': 'text/csv' },
+        payload: Buffer.concat([
+          Buffer.from('country,bank_name,bank_code_type,bank_code\nDE,Hostile Bank,blz,10020030\nDE,M'),
+          Buffer.from([0xfc]), // "ü" in Latin-1
+          Buffer.from('nchener Bank,blz,70020270\n'),
+        ]),
+      });
+      assert.equal(
+        await refused(response, before, 'line[3]'),
+        'line 3: the file is not valid UTF-8: save it as UTF-8',
+      );
+    });
+
     it('refuses a NUL in the address of a chain deposit, from the operator or the sandbox, with 422 naming address', async () => {
       const address = `${targets.address.address}\u0000`;
       const before = await context.rowCounts();

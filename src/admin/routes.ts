@@ -5,6 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { keyStoreFor } from '../auth/keys.ts';
 import type { App, AppDeps } from '../platform/deps.ts';
 import { AppError } from '../platform/errors.ts';
+import { StoredText } from '../webhooks/api-schemas.ts';
 import * as service from './service.ts';
 
 const Organisation = Type.Object({
@@ -51,7 +52,7 @@ export function registerAdminRoutes(app: App, deps: AppDeps): void {
             tags: ['operator'],
             summary: 'Create an organisation',
             body: Type.Object(
-              { name: Type.String({ minLength: 1, maxLength: 200 }) },
+              { name: StoredText({ minLength: 1, maxLength: 200 }) },
               { additionalProperties: false },
             ),
             response: { 201: Organisation },
@@ -77,7 +78,7 @@ export function registerAdminRoutes(app: App, deps: AppDeps): void {
                     maxItems: 32,
                   }),
                 ),
-                name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+                name: Type.Optional(StoredText({ minLength: 1, maxLength: 200 })),
               },
               { additionalProperties: false },
             ),

@@ -22,7 +22,11 @@ const FIND_CLIENT = {
     'FROM api_clients WHERE client_id = $1',
 };
 
+/** NUL cannot be stored in text (PostgreSQL refuses it as a parameter): an id holding it matches nothing. */
+const storable = (clientId: string): boolean => !clientId.includes('\u0000');
+
 export async function findClient(db: Queryable, clientId: string): Promise<ClientRow | undefined> {
+  if (!storable(clientId)) return undefined;
   const result = await db.query<ClientRow>({ ...FIND_CLIENT, values: [clientId] });
   return result.rows[0];
 }
@@ -58,6 +62,7 @@ export async function replaceSecretHash(
 
 /** Marks a client deleted; returns the row, or undefined when no such client exists. */
 export async function markClientDeleted(db: Queryable, clientId: string): Promise<ClientRow | undefined> {
+  if (!storable(clientId)) return undefined;
   const result = await db.query<ClientRow>(
     'UPDATE api_clients SET deleted_at = COALESCE(deleted_at, now()) WHERE client_id = $1 RETURNING *',
     [clientId],

@@ -5,7 +5,7 @@
 // and column; the import runs in one transaction, so nothing is half-imported.
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { parse } from 'csv-parse';
+import { CsvError, parse } from 'csv-parse';
 import {
   BANK_CODE_RULES,
   BANK_CODE_TYPES,
@@ -288,12 +288,37 @@ export function csvSource(
   return async (sink) => {
     const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
     let bytes = 0;
+    // Bytes that are not UTF-8 refuse the file, naming their line: decoding them would store U+FFFD in the
+    // directory (a Latin-1 file's "München" as "M\uFFFDnchen"). A line break byte never occurs inside a UTF-8
+    // sequence, so each line is decoded on its own and a sequence split between chunks still decodes.
+    const decoder = new TextDecoder('utf-8', { fatal: true });
+    let line = 1;
+    const decode = (piece: Buffer, stream: boolean): string => {
+      try {
+        return decoder.decode(piece, { stream });
+      } catch {
+        throw new DirectoryRowError(line, undefined, 'the file is not valid UTF-8: save it as UTF-8');
+      }
+    };
     const counted = async function* (chunks: AsyncIterable<Buffer | string>) {
       for await (const chunk of chunks) {
         bytes += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
         if (bytes > maxBytes) throw new DirectoryTooLargeError(maxBytes);
-        yield chunk;
+        if (typeof chunk === 'string') {
+          yield chunk;
+          continue;
+        }
+        let text = '';
+        for (let start = 0; start < chunk.length; ) {
+          const end = chunk.indexOf(0x0a, start) + 1 || chunk.length;
+          text += decode(chunk.subarray(start, end), true);
+          if (chunk[end - 1] === 0x0a) line++;
+          start = end;
+        }
+        yield text;
       }
+      const rest = decode(Buffer.alloc(0), false);
+      if (rest) yield rest;
     };
     let columns: DirectoryColumn[] | undefined;
     const consume = async (records: AsyncIterable<{ record: string[]; info: { lines: number } }>) => {
@@ -315,7 +340,8 @@ export function csvSource(
         consume,
       );
     } catch (error) {
-      if (!(error as { code?: string }).code?.startsWith('CSV_')) throw error;
+      // By class, not by code: csv-parse names most codes CSV_..., but not all (INVALID_OPENING_QUOTE).
+      if (!(error instanceof CsvError)) throw error;
       const lines = (error as { lines?: number }).lines;
       throw new DirectoryRowError(lines ?? 1, undefined, `not valid CSV: ${(error as Error).message}`);
     }

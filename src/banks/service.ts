@@ -81,6 +81,8 @@ const unique = (values: string[]): string[] => [...new Set(values)];
 
 export async function searchBanks(deps: AppDeps, body: BankSearchInput | undefined): Promise<Page<BankView>> {
   const query = toSearchQuery<BankFilters, BankSortKey>(body);
+  // NUL cannot be stored in text, so a search holding it matches nothing (PostgreSQL would refuse it).
+  if (query.search?.includes('\u0000')) return toPage(query, [], 0);
   const filters: BankFilters = { ...query.filters };
   // Codes are compared as stored: upper-case without spaces or hyphens; a BIC11 by its BIC8.
   if (filters.bic) filters.bic = unique(filters.bic.map((bic) => storedCode(bic).slice(0, 8)));
@@ -101,6 +103,8 @@ export async function searchBranches(
   body: BranchSearchInput | undefined,
 ): Promise<Page<BranchView>> {
   const query = toSearchQuery<BranchFilters, BankSortKey>(body);
+  // NUL cannot be stored in text, so a search holding it matches nothing (PostgreSQL would refuse it).
+  if (query.search?.includes('\u0000')) return toPage(query, [], 0);
   const filters: BranchFilters = { ...query.filters };
   if (filters.code) filters.code = unique(filters.code.map(storedCode));
   if (filters.city) filters.city = unique(filters.city.map((city) => city.trim().toLowerCase()));

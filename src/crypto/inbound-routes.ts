@@ -10,7 +10,7 @@ import { recordChainDeposit, simulateChainDeposit } from './inbound.ts';
 const ChainDepositBody = Type.Object(
   {
     network: Type.String({ maxLength: 32 }),
-    address: Type.String({ minLength: 1, maxLength: 128 }),
+    address: StoredText({ minLength: 1, maxLength: 128 }),
     asset: Type.String({ maxLength: 8 }),
     amount: Type.String({ maxLength: 40 }),
     tx_hash: StoredText({ minLength: 1, maxLength: 128 }),
@@ -23,7 +23,7 @@ type ChainDepositInput = typeof ChainDepositBody.static;
 
 const SandboxDepositBody = Type.Object(
   {
-    address: Type.String({ minLength: 1, maxLength: 128 }),
+    address: StoredText({ minLength: 1, maxLength: 128 }),
     asset: Type.String({ maxLength: 8 }),
     amount: Type.String({ maxLength: 40 }),
     network: Type.Optional(Type.String({ maxLength: 32 })),

@@ -192,6 +192,8 @@ export async function searchDepositAddresses(
   body: DepositAddressSearchInput,
 ): Promise<Page<DepositAddressView>> {
   const query = toSearchQuery<repo.DepositAddressFilters, string>(body);
+  // NUL cannot be stored in text, so a search holding it matches nothing (PostgreSQL would refuse it).
+  if (query.search?.includes('\u0000')) return toPage(query, [], 0);
   const { rows, total } = await repo.searchDepositAddresses(
     deps.pool,
     organisationId,

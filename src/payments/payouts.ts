@@ -17,7 +17,7 @@ import type { AppDeps } from '../platform/deps.ts';
 import { AppError, conflict, invalidState, notFound, validationFailed } from '../platform/errors.ts';
 import { isPublicId, newPublicId } from '../platform/ids.ts';
 import { cancelJob, scheduleJob } from '../platform/jobs/runner.ts';
-import { Decimal, formatAmount, parseAmount } from '../platform/money.ts';
+import { Decimal, findCurrency, formatAmount, parseAmount } from '../platform/money.ts';
 import { type Page, toPage, toSearchQuery } from '../platform/search.ts';
 import { toIso } from '../platform/time.ts';
 import { publishResourceEvent } from '../webhooks/publish.ts';
@@ -198,6 +198,7 @@ export async function createPayout(
   organisationId: string,
   input: CreatePayoutInput,
 ): Promise<PayoutView> {
+  if (!findCurrency(input.currency)) throw validationFailed('currency', `Unknown currency ${input.currency}`);
   const amount = parseAmount(input.amount, input.currency, 'amount');
   // Payouts of one organisation share commits: its balance row is their hot spot.
   const row = await transactionGroups(deps.pool).run(organisationId, (tx) =>

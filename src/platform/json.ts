@@ -4,7 +4,9 @@
 // - duplicate object keys: `{"max_retries": 0, "max_retries": 15}` means different things to different
 //   parsers, and a payment API must not guess which one the client meant;
 // - the keys `__proto__`, and `constructor` holding `prototype`, as Fastify does by default
-//   (secure-json-parse): valid JSON, but able to change object prototypes in JavaScript code.
+//   (secure-json-parse): valid JSON, but able to change object prototypes in JavaScript code;
+// - strings with an unpaired UTF-16 surrogate (`"\ud800"`): valid JSON text, but not Unicode text, so it
+//   cannot be stored as written (PostgreSQL refuses it in jsonb, and text would get U+FFFD).
 import { isUtf8 } from 'node:buffer';
 import sjson from 'secure-json-parse';
 import { AppError } from './errors.ts';
@@ -78,6 +80,30 @@ export function findRefusedKey(text: string): { key: string; path: string } | un
   return undefined;
 }
 
+/** An escaped surrogate: the only way valid UTF-8 can spell an unpaired one, so a cheap test first. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F][0-9a-fA-F]{2}/;
+
+/** The path of the first string or key holding an unpaired surrogate ('' for the body itself); iterative. */
+export function findUnpairedSurrogate(root: unknown): string | undefined {
+  const pending: Array<{ value: unknown; path: string }> = [{ value: root, path: '' }];
+  for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
+    const { value, path } = item;
+    if (typeof value === 'string') {
+      if (!value.isWellFormed()) return path;
+    } else if (Array.isArray(value)) {
+      for (const [index, element] of value.entries())
+        pending.push({ value: element, path: `${path}[${index}]` });
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, child] of Object.entries(value)) {
+        const childPath = path ? `${path}.${key.toWellFormed()}` : key.toWellFormed();
+        if (!key.isWellFormed()) return childPath;
+        pending.push({ value: child, path: childPath });
+      }
+    }
+  }
+  return undefined;
+}
+
 /** Parses a request body; an empty body is no body (routes without a body schema accept it). */
 export function parseJsonBody(bytes: Buffer): unknown {
   if (!isUtf8(bytes)) throw new AppError('BAD_REQUEST', 'The request body is not valid UTF-8');
@@ -103,6 +129,14 @@ export function parseJsonBody(bytes: Buffer): unknown {
   const duplicate = findDuplicateKey(text);
   if (duplicate !== undefined) {
     throw new AppError('BAD_REQUEST', `The request body repeats the key "${duplicate}"`);
+  }
+  const surrogate = SURROGATE_ESCAPE.test(text) ? findUnpairedSurrogate(value) : undefined;
+  if (surrogate !== undefined) {
+    throw new AppError(
+      'BAD_REQUEST',
+      `The request body holds an unpaired UTF-16 surrogate${surrogate ? ` (at ${surrogate})` : ''}: strings must be Unicode text`,
+      surrogate ? { field: surrogate } : {},
+    );
   }
   return value;
 }

@@ -6,8 +6,18 @@ import { type TObject, type TSchema, Type } from '@sinclair/typebox';
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
 
-/** A filter value: always a non-empty list (D4). */
-export const FilterList = <T extends TSchema>(item: T) => Type.Array(item, { minItems: 1, maxItems: 100 });
+/**
+ * A filter value: always a non-empty list (D4). NUL cannot be stored in PostgreSQL text, so a text item
+ * holding it is refused here (422 naming `filters.<key>[i]`) instead of failing in the database.
+ */
+export const FilterList = <T extends TSchema>(item: T) =>
+  Type.Array(
+    item.type === 'string' && item.pattern === undefined ? { ...item, pattern: '^[^\\u0000]*$' } : item,
+    {
+      minItems: 1,
+      maxItems: 100,
+    },
+  );
 
 export function searchBodySchema<F extends Record<string, TSchema>>(filters: F, sortKeys: readonly string[]) {
   return Type.Object(

@@ -366,6 +366,8 @@ export async function searchTransfers(
   body: TransferSearchInput,
 ): Promise<Page<TransferView>> {
   const query = toSearchQuery<repo.TransferFilters, string>(body);
+  // NUL cannot be stored in text, so a search holding it matches nothing (PostgreSQL would refuse it).
+  if (query.search?.includes('\u0000')) return toPage(query, [], 0);
   const { rows, total } = await repo.searchTransfers(
     deps.pool,
     organisationId,

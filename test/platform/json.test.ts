@@ -69,6 +69,29 @@ describe('JSON body parser', () => {
     assert.deepEqual(parseBytes(Buffer.from('{"name":"Zoë 💶"}', 'utf8')), { name: 'Zoë 💶' });
   });
 
+  it('refuses an unpaired UTF-16 surrogate in a string or a key, naming where, and keeps paired ones', () => {
+    const cases: Array<[string, string | undefined]> = [
+      ['{"address":{"line1":"\\ud800"}}', 'address.line1'],
+      ['{"name":"a\\udfffb"}', 'name'],
+      ['{"names":["ok","\\uDBFF"]}', 'names[1]'],
+      ['{"data":{"\\ud83d":1}}', 'data.\ufffd'],
+      ['"\\ud800"', undefined],
+    ];
+    for (const [text, field] of cases) {
+      assert.throws(
+        () => parseJsonBody(text),
+        (error: { code?: string; field?: string; message?: string }) =>
+          error.code === 'BAD_REQUEST' &&
+          error.field === field &&
+          /^The request body holds an unpaired UTF-16 surrogate.*: strings must be Unicode text$/.test(
+            error.message ?? '',
+          ),
+        text,
+      );
+    }
+    assert.deepEqual(parseJsonBody('{"name":"\\ud83d\\udcb6 \\u00e9"}'), { name: '💶 é' });
+  });
+
   it('names the prototype key it refuses and where, since the body is valid JSON', () => {
     const cases: Array<[string, string, RegExp]> = [
       ['{"__proto__":{"x":1}}', '__proto__', /holds the key "__proto__" \(at __proto__\), which is refused/],

@@ -1,7 +1,7 @@
 // The search body and page shape shared by every `POST .../search` endpoint (D4).
 // Validation happens in the route schema (ajv), so every rejection names its field:
 // a single value instead of a list -> `filters.status`, an unknown key -> `filters.foo`, and so on.
-import { type TObject, type TSchema, Type } from '@sinclair/typebox';
+import { type TSchema, Type } from '@sinclair/typebox';
 
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
@@ -32,7 +32,7 @@ export function searchBodySchema<F extends Record<string, TSchema>>(filters: F, 
   );
 }
 
-export function pageSchema<T extends TObject>(item: T) {
+export function pageSchema<T extends TSchema>(item: T) {
   return Type.Object({
     items: Type.Array(item),
     total: Type.Integer({ minimum: 0 }),

@@ -15,14 +15,29 @@ import { authBaseUrl, issuerFor } from './tokens.ts';
 
 const TokenResponse = component(
   'TokenResponse',
-  Type.Object({
-    access_token: Type.String(),
-    expires_in: Type.Integer(),
-    refresh_expires_in: Type.Integer(),
-    token_type: Type.Literal('Bearer'),
-    'not-before-policy': Type.Integer(),
-    scope: Type.String(),
-  }),
+  Type.Object(
+    {
+      access_token: Type.String(),
+      expires_in: Type.Integer(),
+      refresh_expires_in: Type.Integer(),
+      token_type: Type.Literal('Bearer'),
+      'not-before-policy': Type.Integer(),
+      scope: Type.String({ description: 'The scopes of the client, space-separated.' }),
+    },
+    {
+      examples: [
+        {
+          access_token:
+            'eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6IjAxSkQzVjZNMlEifQ.eyJzdWIiOiJzYW5kYm94LWNsaWVudCJ9.c2lnbmF0dXJl',
+          expires_in: 300,
+          refresh_expires_in: 0,
+          token_type: 'Bearer',
+          'not-before-policy': 0,
+          scope: 'transfers:read transfers:write',
+        },
+      ],
+    },
+  ),
 );
 const OAuthErrorBody = component(
   'OAuthError',

@@ -44,6 +44,17 @@ export const BalanceList = Type.Array(Balance, {
   description: 'Every currency the organisation has touched, sorted by currency.',
 });
 
+const exampleBalanceTransaction = {
+  id: 'btx_01JD3V6M2Q8W1X4Y5Z6A7B8C9D',
+  currency: 'USD',
+  amount: '-150.00',
+  balance_after: '999850.00',
+  type: 'payout',
+  resource_type: 'payout',
+  resource_id: 'pyt_01JD3V6M2Q8W1X4Y5Z6A7B8C9E',
+  created_at: '2026-11-23T09:30:00.000Z',
+};
+
 export const BalanceTransaction = component(
   'BalanceTransaction',
   Type.Object(
@@ -59,18 +70,7 @@ export const BalanceTransaction = component(
     },
     {
       description: 'One movement of the available balance (D21).',
-      examples: [
-        {
-          id: 'btx_01JD3V6M2Q8W1X4Y5Z6A7B8C9D',
-          currency: 'USD',
-          amount: '-150.00',
-          balance_after: '999850.00',
-          type: 'payout',
-          resource_type: 'payout',
-          resource_id: 'pyt_01JD3V6M2Q8W1X4Y5Z6A7B8C9E',
-          created_at: '2026-11-23T09:30:00.000Z',
-        },
-      ],
+      examples: [exampleBalanceTransaction],
     },
   ),
 );
@@ -87,11 +87,17 @@ export const BalanceTransactionSearchBody = component(
       resource_id: FilterList(Type.String({ minLength: 1, maxLength: 64 })),
     },
     BALANCE_TRANSACTION_SORT_KEYS,
+    { examples: [{ filters: { currency: ['USD'], type: ['payout', 'payout_reversal'] }, page_size: 50 }] },
   ),
 );
 export type BalanceTransactionSearchInput = Static<typeof BalanceTransactionSearchBody>;
 
-export const BalanceTransactionPage = component('BalanceTransactionPage', pageSchema(BalanceTransaction));
+export const BalanceTransactionPage = component(
+  'BalanceTransactionPage',
+  pageSchema(BalanceTransaction, {
+    examples: [{ items: [exampleBalanceTransaction], total: 1, page: 1, page_size: 50 }],
+  }),
+);
 
 export const TopUpBody = component(
   'SandboxTopUpRequest',

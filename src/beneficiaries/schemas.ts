@@ -175,12 +175,20 @@ export const BeneficiarySearchBody = component(
       external_id: FilterList(StoredText({ maxLength: 128 })),
     },
     BENEFICIARY_SORT_KEYS,
+    {
+      examples: [
+        { filters: { status: ['active'], destination_country: ['DE'] }, search: 'schmidt', page_size: 20 },
+      ],
+    },
   ),
 );
 export type BeneficiarySearchInput = Static<typeof BeneficiarySearchBody>;
 export type BeneficiaryFilters = NonNullable<BeneficiarySearchInput['filters']>;
 
-export const BeneficiaryPage = component('BeneficiaryPage', pageSchema(Beneficiary));
+export const BeneficiaryPage = component(
+  'BeneficiaryPage',
+  pageSchema(Beneficiary, { examples: [{ items: [exampleBeneficiary], total: 1, page: 1, page_size: 20 }] }),
+);
 
 export const BeneficiaryIdParams = Type.Object({
   beneficiary_id: Type.String({

@@ -65,6 +65,45 @@ export const CryptoInstructions = component(
   }),
 );
 
+export const DepositInstructions = component(
+  'DepositInstructions',
+  Type.Union([BankTransferInstructions, CryptoInstructions], {
+    description: 'How to pay the deposit: `type` tells a bank transfer from a crypto address.',
+  }),
+);
+
+const exampleDeposit = {
+  id: 'dep_01JD3V6M2Q8W1X4Y5Z6A7B8C9D',
+  method: 'bank_transfer',
+  currency: 'EUR',
+  expected_amount: '2500.00',
+  received_amount: null,
+  status: 'pending',
+  instructions: {
+    type: 'bank_transfer',
+    currency: 'EUR',
+    amount: '2500.00',
+    account_holder: 'Payment Service Sandbox Ltd',
+    bank_name: 'Commerzbank',
+    iban: 'DE89370400440532013000',
+    bic: 'COBADEFFXXX',
+    reference: 'PSD7K2M9QX4TA',
+  },
+  transfer_id: null,
+  network: null,
+  tx_hash: null,
+  confirmations: null,
+  failure_reason: null,
+  external_id: 'invoice-2026-0042',
+  expires_at: '2026-11-24T09:30:00.000Z',
+  detected_at: null,
+  received_at: null,
+  failed_at: null,
+  reversed_at: null,
+  created_at: '2026-11-23T09:30:00.000Z',
+  updated_at: '2026-11-23T09:30:00.000Z',
+};
+
 export const Deposit = component(
   'Deposit',
   Type.Object(
@@ -75,7 +114,7 @@ export const Deposit = component(
       expected_amount: Nullable(Type.String()),
       received_amount: Nullable(Type.String()),
       status: StringEnum(DEPOSIT_STATUSES),
-      instructions: Type.Union([BankTransferInstructions, CryptoInstructions]),
+      instructions: DepositInstructions,
       transfer_id: Nullable(Type.String()),
       network: Nullable(Type.String()),
       tx_hash: Nullable(Type.String()),
@@ -92,39 +131,7 @@ export const Deposit = component(
     },
     {
       description: 'Money coming in (D21): pending until it arrives; received credits the available balance.',
-      examples: [
-        {
-          id: 'dep_01JD3V6M2Q8W1X4Y5Z6A7B8C9D',
-          method: 'bank_transfer',
-          currency: 'EUR',
-          expected_amount: '2500.00',
-          received_amount: null,
-          status: 'pending',
-          instructions: {
-            type: 'bank_transfer',
-            currency: 'EUR',
-            amount: '2500.00',
-            account_holder: 'Payment Service Sandbox Ltd',
-            bank_name: 'Commerzbank',
-            iban: 'DE89370400440532013000',
-            bic: 'COBADEFFXXX',
-            reference: 'PSD7K2M9QX4TA',
-          },
-          transfer_id: null,
-          network: null,
-          tx_hash: null,
-          confirmations: null,
-          failure_reason: null,
-          external_id: 'invoice-2026-0042',
-          expires_at: '2026-11-24T09:30:00.000Z',
-          detected_at: null,
-          received_at: null,
-          failed_at: null,
-          reversed_at: null,
-          created_at: '2026-11-23T09:30:00.000Z',
-          updated_at: '2026-11-23T09:30:00.000Z',
-        },
-      ],
+      examples: [exampleDeposit],
     },
   ),
 );
@@ -169,7 +176,7 @@ export const SandboxReceiveBody = component(
   'SandboxReceiveDepositRequest',
   Type.Object(
     { amount: Type.Optional(Amount('Default: the expected amount.')) },
-    { additionalProperties: false },
+    { additionalProperties: false, examples: [{ amount: '2500.00' }] },
   ),
 );
 export type SandboxReceiveInput = Static<typeof SandboxReceiveBody>;
@@ -194,10 +201,33 @@ export const DepositSearchBody = component(
       external_id: FilterList(Type.String({ minLength: 1, maxLength: 128 })),
     },
     DEPOSIT_SORT_KEYS,
+    { examples: [{ filters: { status: ['pending'], currency: ['EUR'] }, page_size: 20 }] },
   ),
 );
 export type DepositSearchInput = Static<typeof DepositSearchBody>;
-export const DepositPage = component('DepositPage', pageSchema(Deposit));
+export const DepositPage = component(
+  'DepositPage',
+  pageSchema(Deposit, { examples: [{ items: [exampleDeposit], total: 1, page: 1, page_size: 20 }] }),
+);
+
+const examplePayout = {
+  id: 'pyt_01JD3V6M2Q8W1X4Y5Z6A7B8C9E',
+  beneficiary_id: 'ben_01JD3V6M2Q8W1X4Y5Z6A7B8C9F',
+  currency: 'EUR',
+  amount: '150.00',
+  reference: 'Invoice 42',
+  status: 'completed',
+  failure_reason: null,
+  transfer_id: null,
+  external_id: null,
+  processing_at: '2026-11-23T09:30:00.100Z',
+  completed_at: '2026-11-23T09:30:02.100Z',
+  failed_at: null,
+  cancelled_at: null,
+  returned_at: null,
+  created_at: '2026-11-23T09:30:00.000Z',
+  updated_at: '2026-11-23T09:30:02.100Z',
+};
 
 export const Payout = component(
   'Payout',
@@ -224,26 +254,7 @@ export const Payout = component(
       description:
         'Money going out to a beneficiary (D21): debited from the available balance at once, credited back ' +
         'if it fails, is cancelled or is returned.',
-      examples: [
-        {
-          id: 'pyt_01JD3V6M2Q8W1X4Y5Z6A7B8C9E',
-          beneficiary_id: 'ben_01JD3V6M2Q8W1X4Y5Z6A7B8C9F',
-          currency: 'EUR',
-          amount: '150.00',
-          reference: 'Invoice 42',
-          status: 'completed',
-          failure_reason: null,
-          transfer_id: null,
-          external_id: null,
-          processing_at: '2026-11-23T09:30:00.100Z',
-          completed_at: '2026-11-23T09:30:02.100Z',
-          failed_at: null,
-          cancelled_at: null,
-          returned_at: null,
-          created_at: '2026-11-23T09:30:00.000Z',
-          updated_at: '2026-11-23T09:30:02.100Z',
-        },
-      ],
+      examples: [examplePayout],
     },
   ),
 );
@@ -259,7 +270,18 @@ export const CreatePayoutBody = component(
       reference: Type.Optional(StoredText({ maxLength: 140, description: 'Shown to the beneficiary.' })),
       external_id: Type.Optional(ExternalId),
     },
-    { additionalProperties: false },
+    {
+      additionalProperties: false,
+      examples: [
+        {
+          beneficiary_id: 'ben_01JD3V6M2Q8W1X4Y5Z6A7B8C9F',
+          currency: 'EUR',
+          amount: '150.00',
+          reference: 'Invoice 42',
+          external_id: 'payout-2026-0042',
+        },
+      ],
+    },
   ),
 );
 export type CreatePayoutInput = Static<typeof CreatePayoutBody>;
@@ -268,7 +290,7 @@ export const FailPayoutBody = component(
   'SettlePayoutRequest',
   Type.Object(
     { failure_reason: Type.Optional(StringEnum(FAILURE_REASONS)) },
-    { additionalProperties: false },
+    { additionalProperties: false, examples: [{ failure_reason: 'account_closed' }] },
   ),
 );
 export type FailPayoutInput = Static<typeof FailPayoutBody>;
@@ -285,7 +307,19 @@ export const PayoutSearchBody = component(
       external_id: FilterList(Type.String({ minLength: 1, maxLength: 128 })),
     },
     PAYOUT_SORT_KEYS,
+    {
+      examples: [
+        {
+          filters: { status: ['completed'], beneficiary_id: ['ben_01JD3V6M2Q8W1X4Y5Z6A7B8C9F'] },
+          sort_by: 'created_at',
+          sort_direction: 'desc',
+        },
+      ],
+    },
   ),
 );
 export type PayoutSearchInput = Static<typeof PayoutSearchBody>;
-export const PayoutPage = component('PayoutPage', pageSchema(Payout));
+export const PayoutPage = component(
+  'PayoutPage',
+  pageSchema(Payout, { examples: [{ items: [examplePayout], total: 1, page: 1, page_size: 20 }] }),
+);

@@ -9,7 +9,16 @@ export const DEFAULT_PAGE_SIZE = 20;
 /** A filter value: always a non-empty list (D4). */
 export const FilterList = <T extends TSchema>(item: T) => Type.Array(item, { minItems: 1, maxItems: 100 });
 
-export function searchBodySchema<F extends Record<string, TSchema>>(filters: F, sortKeys: readonly string[]) {
+/** Documentation of a search body or page: its examples in the OpenAPI document. */
+export interface SchemaExamples {
+  examples?: unknown[];
+}
+
+export function searchBodySchema<F extends Record<string, TSchema>>(
+  filters: F,
+  sortKeys: readonly string[],
+  options: SchemaExamples = {},
+) {
   return Type.Object(
     {
       filters: Type.Optional(Type.Partial(Type.Object(filters, { additionalProperties: false }))),
@@ -28,17 +37,20 @@ export function searchBodySchema<F extends Record<string, TSchema>>(filters: F, 
         Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'desc' }),
       ),
     },
-    { additionalProperties: false },
+    { additionalProperties: false, ...options },
   );
 }
 
-export function pageSchema<T extends TSchema>(item: T) {
-  return Type.Object({
-    items: Type.Array(item),
-    total: Type.Integer({ minimum: 0 }),
-    page: Type.Integer({ minimum: 1 }),
-    page_size: Type.Integer({ minimum: 1 }),
-  });
+export function pageSchema<T extends TSchema>(item: T, options: SchemaExamples = {}) {
+  return Type.Object(
+    {
+      items: Type.Array(item),
+      total: Type.Integer({ minimum: 0 }),
+      page: Type.Integer({ minimum: 1 }),
+      page_size: Type.Integer({ minimum: 1 }),
+    },
+    options,
+  );
 }
 
 export interface SearchBody<Filters> {

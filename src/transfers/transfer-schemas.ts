@@ -1,7 +1,7 @@
 // Request and response schemas of transfers (D20).
 import { type Static, Type } from '@sinclair/typebox';
 import { CurrencyCode } from '../balances/schemas.ts';
-import { Deposit, Payout } from '../payments/schemas.ts';
+import { Deposit, DepositInstructions, Payout } from '../payments/schemas.ts';
 import { component } from '../platform/openapi.ts';
 import { FilterList, pageSchema, searchBodySchema } from '../platform/search.ts';
 import { Nullable, StoredText, StringEnum, Timestamp } from '../webhooks/api-schemas.ts';
@@ -20,6 +20,51 @@ export const TRANSFER_STATUSES = [
 export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
 export const FUNDING_METHODS = ['balance', 'bank_transfer', 'crypto'] as const;
 export const PURPOSES = ['family_support', 'salary', 'goods', 'services', 'other'] as const;
+
+/** A balance-funded transfer of the Quote example, completed: its payout leg paid the beneficiary. */
+const exampleTransfer = {
+  id: 'trf_01JD3V6M2Q8W1X4Y5Z6A7B8C9G',
+  quote_id: 'qte_01JD3V6M2Q8W1X4Y5Z6A7B8C9D',
+  corridor_id: 'cor_0000SANDBX0000000000000001',
+  beneficiary_id: 'ben_01JD3V6M2Q8W1X4Y5Z6A7B8C9F',
+  external_id: 'order-7781',
+  reference: 'Invoice 42',
+  purpose: 'services',
+  funding_method: 'balance',
+  source_currency: 'USD',
+  source_amount: '1000.00',
+  fee_amount: '7.00',
+  rate: '0.9154',
+  destination_currency: 'EUR',
+  destination_amount: '908.99',
+  status: 'completed',
+  status_reason: null,
+  deposit_instructions: null,
+  deposit: null,
+  payout: {
+    id: 'pyt_01JD3V6M2Q8W1X4Y5Z6A7B8C9H',
+    beneficiary_id: 'ben_01JD3V6M2Q8W1X4Y5Z6A7B8C9F',
+    currency: 'EUR',
+    amount: '908.99',
+    reference: 'Invoice 42',
+    status: 'completed',
+    failure_reason: null,
+    transfer_id: 'trf_01JD3V6M2Q8W1X4Y5Z6A7B8C9G',
+    external_id: null,
+    processing_at: '2026-11-23T09:31:00.100Z',
+    completed_at: '2026-11-23T09:31:02.100Z',
+    failed_at: null,
+    cancelled_at: null,
+    returned_at: null,
+    created_at: '2026-11-23T09:31:00.000Z',
+    updated_at: '2026-11-23T09:31:02.100Z',
+  },
+  screening_id: 'scr_01JD3V6M2Q8W1X4Y5Z6A7B8C9J',
+  expires_at: '2026-11-24T09:31:00.000Z',
+  created_at: '2026-11-23T09:31:00.000Z',
+  updated_at: '2026-11-23T09:31:02.100Z',
+  completed_at: '2026-11-23T09:31:02.100Z',
+};
 
 export const Transfer = component(
   'Transfer',
@@ -41,7 +86,7 @@ export const Transfer = component(
       destination_amount: Type.String(),
       status: StringEnum(TRANSFER_STATUSES),
       status_reason: Nullable(Type.String()),
-      deposit_instructions: Nullable(Type.Object({}, { additionalProperties: true })),
+      deposit_instructions: Nullable(DepositInstructions),
       deposit: Nullable(Deposit),
       payout: Nullable(Payout),
       screening_id: Nullable(Type.String()),
@@ -54,6 +99,7 @@ export const Transfer = component(
       description:
         'A confirmed quote on its way to the beneficiary (D20). `deposit` and `payout` are null until those ' +
         'legs exist, then as their GETs return them.',
+      examples: [exampleTransfer],
     },
   ),
 );
@@ -88,7 +134,7 @@ export const FundBody = component(
   'SandboxFundTransferRequest',
   Type.Object(
     { amount: Type.Optional(Type.String({ maxLength: 40, description: 'Default: the source amount.' })) },
-    { additionalProperties: false },
+    { additionalProperties: false, examples: [{ amount: '1000.00' }] },
   ),
 );
 export type FundInput = Static<typeof FundBody>;
@@ -108,7 +154,22 @@ export const TransferSearchBody = component(
       external_id: FilterList(Type.String({ minLength: 1, maxLength: 128 })),
     },
     TRANSFER_SORT_KEYS,
+    {
+      examples: [
+        {
+          filters: { status: ['completed'], beneficiary_id: ['ben_01JD3V6M2Q8W1X4Y5Z6A7B8C9F'] },
+          search: 'Invoice',
+          sort_by: 'created_at',
+          sort_direction: 'desc',
+          page: 1,
+          page_size: 20,
+        },
+      ],
+    },
   ),
 );
 export type TransferSearchInput = Static<typeof TransferSearchBody>;
-export const TransferPage = component('TransferPage', pageSchema(Transfer));
+export const TransferPage = component(
+  'TransferPage',
+  pageSchema(Transfer, { examples: [{ items: [exampleTransfer], total: 1, page: 1, page_size: 20 }] }),
+);

@@ -17,6 +17,7 @@ import { clientErrorHandler, installErrorHandling, sendError } from './platform/
 import { registerIdempotency } from './platform/idempotency.ts';
 import { parseJsonBody } from './platform/json.ts';
 import { loggerOptions } from './platform/logging.ts';
+import { addMediaExamples, componentName, componentSchemas } from './platform/openapi.ts';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -120,7 +121,13 @@ export async function buildApp(deps: AppDeps, options: BuildOptions): Promise<Ap
     deps.metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
   });
 
+  // The shared schemas of every area, before the routes that reference them.
+  for (const schema of componentSchemas()) app.addSchema(schema);
   await app.register(swagger, {
+    // A component keeps its name (its `$id`) in components.schemas.
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => componentName(json, i) },
+    transformObject: (document) =>
+      addMediaExamples('openapiObject' in document ? document.openapiObject : document.swaggerObject),
     openapi: {
       openapi: '3.1.0',
       info: {

@@ -5,24 +5,40 @@ import { Type } from '@sinclair/typebox';
 import { keyStoreFor } from '../auth/keys.ts';
 import type { App, AppDeps } from '../platform/deps.ts';
 import { AppError } from '../platform/errors.ts';
+import { component } from '../platform/openapi.ts';
 import { StoredText } from '../webhooks/api-schemas.ts';
 import * as service from './service.ts';
 
-const Organisation = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  name: Type.String(),
-  created_at: Type.String(),
-});
-const Client = Type.Object({
-  client_id: Type.String(),
-  client_secret: Type.Optional(Type.String({ description: 'Returned only when the client is created.' })),
-  organisation_id: Type.String(),
-  realm: Type.String(),
-  name: Type.Union([Type.String(), Type.Null()]),
-  scopes: Type.Array(Type.String()),
-  created_at: Type.String(),
-  deleted_at: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-});
+const Organisation = component(
+  'Organisation',
+  Type.Object({
+    id: Type.String({ format: 'uuid' }),
+    name: Type.String(),
+    created_at: Type.String(),
+  }),
+);
+const Client = component(
+  'ApiClient',
+  Type.Object({
+    client_id: Type.String(),
+    client_secret: Type.Optional(Type.String({ description: 'Returned only when the client is created.' })),
+    organisation_id: Type.String(),
+    realm: Type.String(),
+    name: Type.Union([Type.String(), Type.Null()]),
+    scopes: Type.Array(Type.String()),
+    created_at: Type.String(),
+    deleted_at: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  }),
+);
+
+const CreateOrganisationRequest = component(
+  'CreateOrganisationRequest',
+  Type.Object({ name: StoredText({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
+);
+const SigningKeyRotation = component(
+  'SigningKeyRotation',
+  Type.Object({ kid: Type.String({ description: 'The key id (JWT `kid`) of the new signing key.' }) }),
+);
 
 function keyMatches(header: string | undefined, key: string): boolean {
   if (!header?.startsWith('Bearer ')) return false;
@@ -50,11 +66,9 @@ export function registerAdminRoutes(app: App, deps: AppDeps): void {
         {
           schema: {
             tags: ['operator'],
+            operationId: 'adminCreateOrganisation',
             summary: 'Create an organisation',
-            body: Type.Object(
-              { name: StoredText({ minLength: 1, maxLength: 200 }) },
-              { additionalProperties: false },
-            ),
+            body: CreateOrganisationRequest,
             response: { 201: Organisation },
           },
         },
@@ -69,6 +83,7 @@ export function registerAdminRoutes(app: App, deps: AppDeps): void {
         {
           schema: {
             tags: ['operator'],
+            operationId: 'adminCreateClient',
             summary: 'Issue API credentials to an organisation (the secret is returned only here)',
             body: Type.Object(
               {
@@ -98,6 +113,7 @@ export function registerAdminRoutes(app: App, deps: AppDeps): void {
         {
           schema: {
             tags: ['operator'],
+            operationId: 'adminDeleteClient',
             summary: 'Delete a client: it can get no new token and its tokens stop working',
             params: Type.Object({ client_id: Type.String({ maxLength: 128 }) }),
             response: { 200: Client },
@@ -111,11 +127,12 @@ export function registerAdminRoutes(app: App, deps: AppDeps): void {
         {
           schema: {
             tags: ['operator'],
+            operationId: 'adminRotateSigningKey',
             summary: 'Rotate the token signing key of AUTH_REALM',
             description:
               'A new RS256 key signs every token from now on; the previous key stays published in the JWKS ' +
               'until the tokens it signed have expired, so no issued token stops working (D6).',
-            response: { 200: Type.Object({ kid: Type.String() }) },
+            response: { 200: SigningKeyRotation },
           },
         },
         async () => ({ kid: await keyStoreFor(deps).rotate() }),

@@ -7,22 +7,98 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ConfigError } from '../config.ts';
 import type { App, AppDeps } from '../platform/deps.ts';
 import { newErrorId } from '../platform/ids.ts';
+import { component } from '../platform/openapi.ts';
 import { keyStoreFor } from './keys.ts';
 import { createTokenFailureLimiter, type TokenFailureLimiter } from './rate-limit.ts';
 import { issueToken, OAuthError, presentedClientId } from './service.ts';
 import { authBaseUrl, issuerFor } from './tokens.ts';
 
-const TokenResponse = Type.Object({
-  access_token: Type.String(),
-  expires_in: Type.Integer(),
-  refresh_expires_in: Type.Integer(),
-  token_type: Type.Literal('Bearer'),
-  'not-before-policy': Type.Integer(),
-  scope: Type.String(),
-});
-const OAuthErrorBody = Type.Object({ error: Type.String(), error_description: Type.String() });
-const RealmNotFound = Type.Object({ error: Type.Literal('Realm does not exist') });
+const TokenResponse = component(
+  'TokenResponse',
+  Type.Object(
+    {
+      access_token: Type.String(),
+      expires_in: Type.Integer(),
+      refresh_expires_in: Type.Integer(),
+      token_type: Type.Literal('Bearer'),
+      'not-before-policy': Type.Integer(),
+      scope: Type.String({ description: 'The scopes of the client, space-separated.' }),
+    },
+    {
+      examples: [
+        {
+          access_token:
+            'eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6IjAxSkQzVjZNMlEifQ.eyJzdWIiOiJzYW5kYm94LWNsaWVudCJ9.c2lnbmF0dXJl',
+          expires_in: 300,
+          refresh_expires_in: 0,
+          token_type: 'Bearer',
+          'not-before-policy': 0,
+          scope: 'transfers:read transfers:write',
+        },
+      ],
+    },
+  ),
+);
+const OAuthErrorBody = component(
+  'OAuthError',
+  Type.Object({ error: Type.String(), error_description: Type.String() }),
+);
+const RealmNotFound = component(
+  'RealmNotFound',
+  Type.Object({ error: Type.Literal('Realm does not exist') }),
+);
 const RealmParams = Type.Object({ realm: Type.String() });
+
+// Documented only: the route reads the form itself (formbody), so that every fault is an OAuth error
+// with its own description rather than a schema rejection.
+const TokenRequest = component(
+  'TokenRequest',
+  Type.Object(
+    {
+      grant_type: Type.Literal('client_credentials'),
+      client_id: Type.String({ description: 'Optional with HTTP Basic (client_secret_basic).' }),
+      client_secret: Type.String({ description: 'Optional with HTTP Basic (client_secret_basic).' }),
+    },
+    {
+      examples: [
+        { grant_type: 'client_credentials', client_id: 'sandbox-client', client_secret: 'sandbox-secret' },
+      ],
+    },
+  ),
+);
+// Documented only as well: the key set and discovery document are served as they are built.
+const Jwks = component(
+  'Jwks',
+  Type.Object({
+    keys: Type.Array(
+      Type.Object(
+        {
+          kty: Type.Literal('RSA'),
+          kid: Type.String(),
+          use: Type.Literal('sig'),
+          alg: Type.Literal('RS256'),
+          n: Type.String(),
+          e: Type.String(),
+        },
+        { additionalProperties: true },
+      ),
+    ),
+  }),
+);
+const OpenIdConfiguration = component(
+  'OpenIdConfiguration',
+  Type.Object({
+    issuer: Type.String(),
+    token_endpoint: Type.String(),
+    jwks_uri: Type.String(),
+    grant_types_supported: Type.Array(Type.String()),
+    response_types_supported: Type.Array(Type.String()),
+    token_endpoint_auth_methods_supported: Type.Array(Type.String()),
+    id_token_signing_alg_values_supported: Type.Array(Type.String()),
+    subject_types_supported: Type.Array(Type.String()),
+    scopes_supported: Type.Array(Type.String()),
+  }),
+);
 
 const TOKEN_BODY_LIMIT = 64 * 1024;
 
@@ -75,8 +151,12 @@ export function registerAuthRoutes(app: App, deps: AppDeps, options: { authOnly?
     scope.post(
       '/realms/:realm/protocol/openid-connect/token',
       {
+        config: {
+          swaggerTransform: ({ schema, url }) => ({ schema: { ...schema, body: TokenRequest }, url }),
+        },
         schema: {
           tags: ['authentication'],
+          operationId: 'requestToken',
           summary: 'Obtain an access token (OAuth 2.0 client credentials)',
           description:
             'Form-encoded `grant_type=client_credentials`, `client_id`, `client_secret` (or HTTP Basic). ' +
@@ -116,8 +196,12 @@ export function registerAuthRoutes(app: App, deps: AppDeps, options: { authOnly?
     scope.get(
       '/realms/:realm/protocol/openid-connect/certs',
       {
+        config: {
+          swaggerTransform: ({ schema, url }) => ({ schema: { ...schema, response: { 200: Jwks } }, url }),
+        },
         schema: {
           tags: ['authentication'],
+          operationId: 'getJwks',
           summary: 'JSON Web Key Set of the issuer (current and recently retired signing keys)',
           params: RealmParams,
         },
@@ -128,8 +212,15 @@ export function registerAuthRoutes(app: App, deps: AppDeps, options: { authOnly?
     scope.get(
       '/realms/:realm/.well-known/openid-configuration',
       {
+        config: {
+          swaggerTransform: ({ schema, url }) => ({
+            schema: { ...schema, response: { 200: OpenIdConfiguration } },
+            url,
+          }),
+        },
         schema: {
           tags: ['authentication'],
+          operationId: 'getOpenIdConfiguration',
           summary: 'OpenID Connect discovery document',
           params: RealmParams,
         },

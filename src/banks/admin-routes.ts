@@ -49,6 +49,7 @@ export function registerBankAdminRoutes(admin: App, deps: AppDeps): void {
         validatorCompiler: () => () => true,
         schema: {
           tags,
+          operationId: 'adminImportBanks',
           summary: 'Import the bank directory from a CSV file (upsert)',
           description:
             'Body: the CSV file (Content-Type: text/csv, UTF-8, at most 128 MiB), columns as the operator guide ' +
@@ -81,6 +82,7 @@ export function registerBankAdminRoutes(admin: App, deps: AppDeps): void {
       },
       schema: {
         tags,
+        operationId: 'adminImportIfscPackage',
         summary: "Import India's IFSC directory from the bundled ifsc package (Razorpay)",
         description:
           'Loads every IFSC the `ifsc` package ships (about 177,000) as branches of their banks, or only those ' +

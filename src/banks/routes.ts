@@ -31,6 +31,7 @@ export function registerBankRoutes(app: App, deps: AppDeps): void {
       preValidation: absentBodyIsEmpty,
       schema: {
         tags,
+        operationId: 'searchBanks',
         summary: 'Search banks',
         description:
           'Filters `country`, `bic` (BIC8, or a BIC11 compared by its first 8 characters), `national_code_type`, ' +
@@ -50,6 +51,7 @@ export function registerBankRoutes(app: App, deps: AppDeps): void {
       config: read,
       schema: {
         tags,
+        operationId: 'validateBankCode',
         summary: 'Validate a bank or account code and look it up in the directory',
         description:
           'Judges an IBAN, BIC, ABA routing number, UK sort code, IFSC, CLABE or NUBAN by its own rules and ' +
@@ -71,6 +73,7 @@ export function registerBankRoutes(app: App, deps: AppDeps): void {
       config: read,
       schema: {
         tags,
+        operationId: 'getBank',
         summary: 'Read a bank',
         security,
         params: BankIdParams,
@@ -87,6 +90,7 @@ export function registerBankRoutes(app: App, deps: AppDeps): void {
       preValidation: absentBodyIsEmpty,
       schema: {
         tags,
+        operationId: 'searchBankBranches',
         summary: 'Search bank branches',
         description:
           'Filters `bank_id`, `country`, `city` (exact, any case), `code_type`, `code` (spaces and hyphens ' +
@@ -106,6 +110,7 @@ export function registerBankRoutes(app: App, deps: AppDeps): void {
       config: read,
       schema: {
         tags,
+        operationId: 'getBankBranch',
         summary: 'Read a bank branch',
         security,
         params: BranchIdParams,

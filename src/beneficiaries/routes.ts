@@ -31,6 +31,7 @@ export function registerBeneficiaryRoutes(app: App, deps: AppDeps): void {
       config: read,
       schema: {
         tags,
+        operationId: 'getBeneficiaryRequirements',
         summary: 'The fields a beneficiary of a destination needs',
         description:
           'One field set per destination country and payout method (D19): the common fields (entity_type, ' +
@@ -50,6 +51,7 @@ export function registerBeneficiaryRoutes(app: App, deps: AppDeps): void {
       config: { ...write, idempotent: true },
       schema: {
         tags,
+        operationId: 'createBeneficiary',
         summary: 'Create a beneficiary',
         description:
           "The fields of the destination's requirements plus destination_country, destination_currency, " +
@@ -82,6 +84,7 @@ export function registerBeneficiaryRoutes(app: App, deps: AppDeps): void {
       preValidation: absentBodyIsEmpty,
       schema: {
         tags,
+        operationId: 'searchBeneficiaries',
         summary: 'Search beneficiaries',
         description:
           'Filters `status`, `destination_country`, `destination_currency`, `payout_method`, `entity_type`, ' +
@@ -110,6 +113,7 @@ export function registerBeneficiaryRoutes(app: App, deps: AppDeps): void {
       config: read,
       schema: {
         tags,
+        operationId: 'getBeneficiary',
         summary: 'Read a beneficiary',
         description: 'With its account in full. Deleted beneficiaries stay readable by id.',
         security,
@@ -135,6 +139,7 @@ export function registerBeneficiaryRoutes(app: App, deps: AppDeps): void {
       config: write,
       schema: {
         tags,
+        operationId: 'updateBeneficiary',
         summary: 'Update a beneficiary',
         description:
           'Any of name, address (replaced as a whole), email, date_of_birth (null removes them) and account ' +
@@ -166,6 +171,7 @@ export function registerBeneficiaryRoutes(app: App, deps: AppDeps): void {
       config: write,
       schema: {
         tags,
+        operationId: 'deleteBeneficiary',
         summary: 'Delete a beneficiary',
         description:
           'Answers 200 with the beneficiary in status `deleted` and its deleted_at; repeatable (a second ' +

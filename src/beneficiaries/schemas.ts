@@ -3,6 +3,7 @@
 // judges them, so that every refusal names its dotted field (`account.iban`) with the set's own rule.
 import { type Static, Type } from '@sinclair/typebox';
 import { PAYOUT_METHODS } from '../corridors/schemas.ts';
+import { component } from '../platform/openapi.ts';
 import { FilterList, pageSchema, searchBodySchema } from '../platform/search.ts';
 import { StoredText, StringEnum } from '../webhooks/api-schemas.ts';
 import { ACCOUNT_KEYS, ENTITY_TYPES } from './requirements.ts';
@@ -34,24 +35,27 @@ const exampleBeneficiary = {
   deleted_at: null,
 };
 
-export const Address = Type.Object(
-  {
-    line1: Type.String(),
-    city: Type.String(),
-    postal_code: NullableString,
-    country: Type.String({ description: 'ISO 3166-1 alpha-2.' }),
-  },
-  { additionalProperties: false },
+export const Address = component(
+  'BeneficiaryAddress',
+  Type.Object(
+    {
+      line1: Type.String(),
+      city: Type.String(),
+      postal_code: NullableString,
+      country: Type.String({ description: 'ISO 3166-1 alpha-2.' }),
+    },
+    { additionalProperties: false },
+  ),
 );
 
-export const Account = Type.Object(
-  Object.fromEntries(ACCOUNT_KEYS.map((key) => [key, Type.Optional(Type.String())])),
-  {
+export const Account = component(
+  'BeneficiaryAccount',
+  Type.Object(Object.fromEntries(ACCOUNT_KEYS.map((key) => [key, Type.Optional(Type.String())])), {
     additionalProperties: false,
     description:
       "The account fields of the destination's field set (GET /api/v1/beneficiaries/requirements), " +
       'normalised (upper-case, no spaces). Returned in full to the organisation only; encrypted at rest.',
-  },
+  }),
 );
 
 export const BankRef = Type.Union(
@@ -66,31 +70,34 @@ export const BankRef = Type.Union(
   { description: 'The bank the directory knows for the account, or null.' },
 );
 
-export const Beneficiary = Type.Object(
-  {
-    id: Type.String({ description: '`ben_` + ULID (D14).' }),
-    status: StringEnum(BENEFICIARY_STATUSES, {
-      description:
-        'in_review: the name hit a sanctions list and waits for the operator. active: can be paid. blocked: ' +
-        'the hit was confirmed. deleted: removed by the organisation (D19).',
-    }),
-    entity_type: StringEnum(ENTITY_TYPES),
-    name: Type.String(),
-    destination_country: Type.String(),
-    destination_currency: Type.String(),
-    payout_method: StringEnum(PAYOUT_METHODS),
-    address: Address,
-    email: NullableString,
-    date_of_birth: Type.Union([Type.String({ format: 'date' }), Type.Null()]),
-    account: Account,
-    bank: BankRef,
-    screening_id: Type.String({ description: 'The latest sanctions screening of the name (`scr_`).' }),
-    external_id: NullableString,
-    created_at: Timestamp,
-    updated_at: Timestamp,
-    deleted_at: NullableTimestamp,
-  },
-  { description: 'Who a payout goes to (D19).', examples: [exampleBeneficiary] },
+export const Beneficiary = component(
+  'Beneficiary',
+  Type.Object(
+    {
+      id: Type.String({ description: '`ben_` + ULID (D14).' }),
+      status: StringEnum(BENEFICIARY_STATUSES, {
+        description:
+          'in_review: the name hit a sanctions list and waits for the operator. active: can be paid. blocked: ' +
+          'the hit was confirmed. deleted: removed by the organisation (D19).',
+      }),
+      entity_type: StringEnum(ENTITY_TYPES),
+      name: Type.String(),
+      destination_country: Type.String(),
+      destination_currency: Type.String(),
+      payout_method: StringEnum(PAYOUT_METHODS),
+      address: Address,
+      email: NullableString,
+      date_of_birth: Type.Union([Type.String({ format: 'date' }), Type.Null()]),
+      account: Account,
+      bank: BankRef,
+      screening_id: Type.String({ description: 'The latest sanctions screening of the name (`scr_`).' }),
+      external_id: NullableString,
+      created_at: Timestamp,
+      updated_at: Timestamp,
+      deleted_at: NullableTimestamp,
+    },
+    { description: 'Who a payout goes to (D19).', examples: [exampleBeneficiary] },
+  ),
 );
 export type BeneficiaryView = Static<typeof Beneficiary>;
 
@@ -102,69 +109,86 @@ const LooseObject = (description: string) =>
 const fieldsDescription =
   "The fields of the destination's field set as GET /api/v1/beneficiaries/requirements lists them.";
 
-export const CreateBeneficiaryBody = Type.Object(
-  {
-    destination_country: Loose('ISO 3166-1 alpha-2 country the account is in.'),
-    destination_currency: Loose('ISO 4217 currency the beneficiary is paid in.'),
-    payout_method: Loose('`bank_account` or `mobile_wallet`.'),
-    entity_type: Loose('`individual` or `business`.'),
-    name: Loose('2 to 140 characters.'),
-    address: LooseObject('`line1`, `city`, `postal_code` (optional), `country`.'),
-    account: LooseObject(fieldsDescription),
-    email: Type.Optional(Loose('Optional.')),
-    date_of_birth: Type.Optional(Loose('Optional, individuals only: YYYY-MM-DD.')),
-    external_id: Type.Optional(StoredText({ minLength: 1, maxLength: 128 })),
-  },
-  {
-    additionalProperties: false,
-    examples: [
-      {
-        destination_country: 'DE',
-        destination_currency: 'EUR',
-        payout_method: 'bank_account',
-        entity_type: 'individual',
-        name: 'Anna Schmidt',
-        address: { line1: 'Unter den Linden 1', city: 'Berlin', postal_code: '10117', country: 'DE' },
-        account: { iban: 'DE89 3704 0044 0532 0130 00' },
-        external_id: 'vendor-4711',
-      },
-    ],
-  },
+export const CreateBeneficiaryBody = component(
+  'CreateBeneficiaryRequest',
+  Type.Object(
+    {
+      destination_country: Loose('ISO 3166-1 alpha-2 country the account is in.'),
+      destination_currency: Loose('ISO 4217 currency the beneficiary is paid in.'),
+      payout_method: Loose('`bank_account` or `mobile_wallet`.'),
+      entity_type: Loose('`individual` or `business`.'),
+      name: Loose('2 to 140 characters.'),
+      address: LooseObject('`line1`, `city`, `postal_code` (optional), `country`.'),
+      account: LooseObject(fieldsDescription),
+      email: Type.Optional(Loose('Optional.')),
+      date_of_birth: Type.Optional(Loose('Optional, individuals only: YYYY-MM-DD.')),
+      external_id: Type.Optional(StoredText({ minLength: 1, maxLength: 128 })),
+    },
+    {
+      additionalProperties: false,
+      examples: [
+        {
+          destination_country: 'DE',
+          destination_currency: 'EUR',
+          payout_method: 'bank_account',
+          entity_type: 'individual',
+          name: 'Anna Schmidt',
+          address: { line1: 'Unter den Linden 1', city: 'Berlin', postal_code: '10117', country: 'DE' },
+          account: { iban: 'DE89 3704 0044 0532 0130 00' },
+          external_id: 'vendor-4711',
+        },
+      ],
+    },
+  ),
 );
 export type CreateBeneficiaryInput = Static<typeof CreateBeneficiaryBody>;
 
-export const UpdateBeneficiaryBody = Type.Object(
-  {
-    name: Type.Optional(Loose('A new name is screened again.')),
-    address: Type.Optional(LooseObject('Replaces the address as a whole.')),
-    email: Type.Optional(Type.Union([Loose('null removes it.'), Type.Null()])),
-    date_of_birth: Type.Optional(Type.Union([Loose('null removes it.'), Type.Null()])),
-    account: Type.Optional(
-      LooseObject('Replaces the account as a whole: every required field of the field set again.'),
-    ),
-  },
-  { additionalProperties: false, examples: [{ name: 'Anna Schmidt-Weber' }] },
+export const UpdateBeneficiaryBody = component(
+  'UpdateBeneficiaryRequest',
+  Type.Object(
+    {
+      name: Type.Optional(Loose('A new name is screened again.')),
+      address: Type.Optional(LooseObject('Replaces the address as a whole.')),
+      email: Type.Optional(Type.Union([Loose('null removes it.'), Type.Null()])),
+      date_of_birth: Type.Optional(Type.Union([Loose('null removes it.'), Type.Null()])),
+      account: Type.Optional(
+        LooseObject('Replaces the account as a whole: every required field of the field set again.'),
+      ),
+    },
+    { additionalProperties: false, examples: [{ name: 'Anna Schmidt-Weber' }] },
+  ),
 );
 export type UpdateBeneficiaryInput = Static<typeof UpdateBeneficiaryBody>;
 
 export const BENEFICIARY_SORT_KEYS = ['id', 'created_at', 'updated_at'] as const;
 export type BeneficiarySortKey = (typeof BENEFICIARY_SORT_KEYS)[number];
 
-export const BeneficiarySearchBody = searchBodySchema(
-  {
-    status: FilterList(StringEnum(BENEFICIARY_STATUSES)),
-    destination_country: FilterList(Type.String({ maxLength: 2 })),
-    destination_currency: FilterList(Type.String({ maxLength: 16 })),
-    payout_method: FilterList(StringEnum(PAYOUT_METHODS)),
-    entity_type: FilterList(StringEnum(ENTITY_TYPES)),
-    external_id: FilterList(StoredText({ maxLength: 128 })),
-  },
-  BENEFICIARY_SORT_KEYS,
+export const BeneficiarySearchBody = component(
+  'BeneficiarySearchRequest',
+  searchBodySchema(
+    {
+      status: FilterList(StringEnum(BENEFICIARY_STATUSES)),
+      destination_country: FilterList(Type.String({ maxLength: 2 })),
+      destination_currency: FilterList(Type.String({ maxLength: 16 })),
+      payout_method: FilterList(StringEnum(PAYOUT_METHODS)),
+      entity_type: FilterList(StringEnum(ENTITY_TYPES)),
+      external_id: FilterList(StoredText({ maxLength: 128 })),
+    },
+    BENEFICIARY_SORT_KEYS,
+    {
+      examples: [
+        { filters: { status: ['active'], destination_country: ['DE'] }, search: 'schmidt', page_size: 20 },
+      ],
+    },
+  ),
 );
 export type BeneficiarySearchInput = Static<typeof BeneficiarySearchBody>;
 export type BeneficiaryFilters = NonNullable<BeneficiarySearchInput['filters']>;
 
-export const BeneficiaryPage = pageSchema(Beneficiary);
+export const BeneficiaryPage = component(
+  'BeneficiaryPage',
+  pageSchema(Beneficiary, { examples: [{ items: [exampleBeneficiary], total: 1, page: 1, page_size: 20 }] }),
+);
 
 export const BeneficiaryIdParams = Type.Object({
   beneficiary_id: Type.String({
@@ -183,29 +207,35 @@ export const RequirementsQuery = Type.Object(
 );
 export type RequirementsQueryInput = Static<typeof RequirementsQuery>;
 
-export const RequirementField = Type.Object({
-  name: Type.String({ description: 'Dotted path in the create body (`account.iban`).' }),
-  required: Type.Boolean(),
-  type: StringEnum(['string', 'date', 'email'] as const),
-  pattern: Type.Optional(Type.String({ description: 'Matched after normalisation (see description).' })),
-  min_length: Type.Optional(Type.Integer()),
-  max_length: Type.Optional(Type.Integer()),
-  allowed_values: Type.Optional(Type.Array(Type.String())),
-  // Always present. Declared optional only because the serializer writes required keys first, and D19
-  // lists the description last.
-  description: Type.Optional(Type.String()),
-});
+export const RequirementField = component(
+  'BeneficiaryRequirementField',
+  Type.Object({
+    name: Type.String({ description: 'Dotted path in the create body (`account.iban`).' }),
+    required: Type.Boolean(),
+    type: StringEnum(['string', 'date', 'email'] as const),
+    pattern: Type.Optional(Type.String({ description: 'Matched after normalisation (see description).' })),
+    min_length: Type.Optional(Type.Integer()),
+    max_length: Type.Optional(Type.Integer()),
+    allowed_values: Type.Optional(Type.Array(Type.String())),
+    // Always present. Declared optional only because the serializer writes required keys first, and D19
+    // lists the description last.
+    description: Type.Optional(Type.String()),
+  }),
+);
 
-export const Requirements = Type.Object(
-  {
-    destination_country: Type.String(),
-    destination_currency: Type.String(),
-    payout_method: StringEnum(PAYOUT_METHODS),
-    entity_types: Type.Array(StringEnum(ENTITY_TYPES)),
-    fields: Type.Array(RequirementField),
-  },
-  {
-    description: 'What a beneficiary of this destination needs (D19), as create and update check it.',
-  },
+export const Requirements = component(
+  'BeneficiaryRequirements',
+  Type.Object(
+    {
+      destination_country: Type.String(),
+      destination_currency: Type.String(),
+      payout_method: StringEnum(PAYOUT_METHODS),
+      entity_types: Type.Array(StringEnum(ENTITY_TYPES)),
+      fields: Type.Array(RequirementField),
+    },
+    {
+      description: 'What a beneficiary of this destination needs (D19), as create and update check it.',
+    },
+  ),
 );
 export type RequirementsView = Static<typeof Requirements>;

@@ -29,6 +29,7 @@ export function registerCorridorRoutes(app: App, deps: AppDeps): void {
       preValidation: absentBodyIsEmpty,
       schema: {
         tags: ['corridors'],
+        operationId: 'searchCorridors',
         summary: 'Search corridors',
         description:
           'Filters (each a non-empty list): source_currency, destination_country, destination_currency, ' +
@@ -50,6 +51,7 @@ export function registerCorridorRoutes(app: App, deps: AppDeps): void {
       config: read,
       schema: {
         tags: ['corridors'],
+        operationId: 'getCorridor',
         summary: 'Read a corridor',
         security,
         params: CorridorIdParams,
@@ -70,6 +72,7 @@ export function registerCorridorAdminRoutes(admin: App, deps: AppDeps): void {
         config: { operatorAction: 'corridor.create' },
         schema: {
           tags: ['operator'],
+          operationId: 'adminCreateCorridor',
           summary: 'Create a corridor',
           description:
             'Answers 201 with the corridor (status active unless given). Currencies must be known, the ' +
@@ -97,6 +100,7 @@ export function registerCorridorAdminRoutes(admin: App, deps: AppDeps): void {
         config: { operatorAction: 'corridor.update' },
         schema: {
           tags: ['operator'],
+          operationId: 'adminUpdateCorridor',
           summary: "Change a corridor's limits, fees, markup, delivery estimate or status",
           description:
             'Any of min_amount, max_amount, fee_fixed, fee_percent, fx_markup_percent, ' +

@@ -2,6 +2,7 @@
 // (D23). Currencies, country, amounts and percents are strings checked by the service, so that each
 // rejection names its field with a message that says what is allowed.
 import { type Static, Type } from '@sinclair/typebox';
+import { component } from '../platform/openapi.ts';
 import { FilterList, pageSchema, searchBodySchema } from '../platform/search.ts';
 import { StringEnum } from '../webhooks/api-schemas.ts';
 
@@ -43,50 +44,56 @@ const limitsAndFees = {
   }),
 };
 
-export const CreateCorridorBody = Type.Object(
-  {
-    source_currency: Code('ISO 4217 code, or USDC, USDT, BTC.', 'USD'),
-    destination_country: Code('ISO 3166-1 alpha-2 code, upper-case.', 'DE'),
-    destination_currency: Code('ISO 4217 code of the payout.', 'EUR'),
-    payout_method: StringEnum(PAYOUT_METHODS),
-    ...limitsAndFees,
-    status: Type.Optional(StringEnum(CORRIDOR_STATUSES, { description: 'Default active.' })),
-  },
-  {
-    additionalProperties: false,
-    examples: [
-      {
-        source_currency: 'USD',
-        destination_country: 'DE',
-        destination_currency: 'EUR',
-        payout_method: 'bank_account',
-        min_amount: '1.00',
-        max_amount: '50000.00',
-        fee_fixed: '1.00',
-        fee_percent: '0.50',
-        fx_markup_percent: '0.35',
-        estimated_delivery_seconds: 86400,
-      },
-    ],
-  },
+export const CreateCorridorBody = component(
+  'CreateCorridorRequest',
+  Type.Object(
+    {
+      source_currency: Code('ISO 4217 code, or USDC, USDT, BTC.', 'USD'),
+      destination_country: Code('ISO 3166-1 alpha-2 code, upper-case.', 'DE'),
+      destination_currency: Code('ISO 4217 code of the payout.', 'EUR'),
+      payout_method: StringEnum(PAYOUT_METHODS),
+      ...limitsAndFees,
+      status: Type.Optional(StringEnum(CORRIDOR_STATUSES, { description: 'Default active.' })),
+    },
+    {
+      additionalProperties: false,
+      examples: [
+        {
+          source_currency: 'USD',
+          destination_country: 'DE',
+          destination_currency: 'EUR',
+          payout_method: 'bank_account',
+          min_amount: '1.00',
+          max_amount: '50000.00',
+          fee_fixed: '1.00',
+          fee_percent: '0.50',
+          fx_markup_percent: '0.35',
+          estimated_delivery_seconds: 86400,
+        },
+      ],
+    },
+  ),
 );
 export type CreateCorridorInput = Static<typeof CreateCorridorBody>;
 
-export const UpdateCorridorBody = Type.Object(
-  {
-    min_amount: Type.Optional(limitsAndFees.min_amount),
-    max_amount: Type.Optional(limitsAndFees.max_amount),
-    fee_fixed: Type.Optional(limitsAndFees.fee_fixed),
-    fee_percent: Type.Optional(limitsAndFees.fee_percent),
-    fx_markup_percent: Type.Optional(limitsAndFees.fx_markup_percent),
-    estimated_delivery_seconds: Type.Optional(limitsAndFees.estimated_delivery_seconds),
-    status: Type.Optional(
-      StringEnum(CORRIDOR_STATUSES, {
-        description: 'suspended refuses new quotes (400 CORRIDOR_UNAVAILABLE); confirmed transfers go on.',
-      }),
-    ),
-  },
-  { additionalProperties: false, examples: [{ status: 'suspended' }, { fee_fixed: '2.50' }] },
+export const UpdateCorridorBody = component(
+  'UpdateCorridorRequest',
+  Type.Object(
+    {
+      min_amount: Type.Optional(limitsAndFees.min_amount),
+      max_amount: Type.Optional(limitsAndFees.max_amount),
+      fee_fixed: Type.Optional(limitsAndFees.fee_fixed),
+      fee_percent: Type.Optional(limitsAndFees.fee_percent),
+      fx_markup_percent: Type.Optional(limitsAndFees.fx_markup_percent),
+      estimated_delivery_seconds: Type.Optional(limitsAndFees.estimated_delivery_seconds),
+      status: Type.Optional(
+        StringEnum(CORRIDOR_STATUSES, {
+          description: 'suspended refuses new quotes (400 CORRIDOR_UNAVAILABLE); confirmed transfers go on.',
+        }),
+      ),
+    },
+    { additionalProperties: false, examples: [{ status: 'suspended' }, { fee_fixed: '2.50' }] },
+  ),
 );
 export type UpdateCorridorInput = Static<typeof UpdateCorridorBody>;
 
@@ -107,44 +114,52 @@ const exampleCorridor = {
   updated_at: '2026-01-01T00:00:00.000Z',
 };
 
-export const Corridor = Type.Object(
-  {
-    id: Type.String({ description: 'cor_ + ULID (D14).' }),
-    source_currency: Type.String(),
-    destination_country: Type.String(),
-    destination_currency: Type.String(),
-    payout_method: StringEnum(PAYOUT_METHODS),
-    min_amount: Type.String({ description: 'Source currency, exactly its decimals.' }),
-    max_amount: Type.String({ description: 'Source currency, exactly its decimals.' }),
-    fee_fixed: Type.String({ description: 'Source currency, exactly its decimals.' }),
-    fee_percent: Type.String({ description: 'Percent of the source amount, at least 2 decimals ("0.50").' }),
-    fx_markup_percent: Type.String({ description: 'Percent taken off the mid rate, at least 2 decimals.' }),
-    estimated_delivery_seconds: Type.Integer(),
-    status: StringEnum(CORRIDOR_STATUSES),
-    created_at: Type.String({ format: 'date-time' }),
-    updated_at: Type.String({ format: 'date-time' }),
-  },
-  { description: 'One way to send money (D16).', examples: [exampleCorridor] },
+export const Corridor = component(
+  'Corridor',
+  Type.Object(
+    {
+      id: Type.String({ description: 'cor_ + ULID (D14).' }),
+      source_currency: Type.String(),
+      destination_country: Type.String(),
+      destination_currency: Type.String(),
+      payout_method: StringEnum(PAYOUT_METHODS),
+      min_amount: Type.String({ description: 'Source currency, exactly its decimals.' }),
+      max_amount: Type.String({ description: 'Source currency, exactly its decimals.' }),
+      fee_fixed: Type.String({ description: 'Source currency, exactly its decimals.' }),
+      fee_percent: Type.String({
+        description: 'Percent of the source amount, at least 2 decimals ("0.50").',
+      }),
+      fx_markup_percent: Type.String({ description: 'Percent taken off the mid rate, at least 2 decimals.' }),
+      estimated_delivery_seconds: Type.Integer(),
+      status: StringEnum(CORRIDOR_STATUSES),
+      created_at: Type.String({ format: 'date-time' }),
+      updated_at: Type.String({ format: 'date-time' }),
+    },
+    { description: 'One way to send money (D16).', examples: [exampleCorridor] },
+  ),
 );
 export type CorridorView = Static<typeof Corridor>;
 
 export const CORRIDOR_SORT_KEYS = ['id', 'created_at', 'updated_at'] as const;
 export type CorridorSortKey = (typeof CORRIDOR_SORT_KEYS)[number];
 
-export const CorridorSearchBody = searchBodySchema(
-  {
-    source_currency: FilterList(Type.String({ maxLength: 16 })),
-    destination_country: FilterList(Type.String({ maxLength: 16 })),
-    destination_currency: FilterList(Type.String({ maxLength: 16 })),
-    payout_method: FilterList(StringEnum(PAYOUT_METHODS)),
-    status: FilterList(StringEnum(CORRIDOR_STATUSES)),
-  },
-  CORRIDOR_SORT_KEYS,
+export const CorridorSearchBody = component(
+  'CorridorSearchRequest',
+  searchBodySchema(
+    {
+      source_currency: FilterList(Type.String({ maxLength: 16 })),
+      destination_country: FilterList(Type.String({ maxLength: 16 })),
+      destination_currency: FilterList(Type.String({ maxLength: 16 })),
+      payout_method: FilterList(StringEnum(PAYOUT_METHODS)),
+      status: FilterList(StringEnum(CORRIDOR_STATUSES)),
+    },
+    CORRIDOR_SORT_KEYS,
+  ),
 );
 export type CorridorSearchInput = Static<typeof CorridorSearchBody>;
 export type CorridorFilters = NonNullable<CorridorSearchInput['filters']>;
 
-export const CorridorPage = pageSchema(Corridor);
+export const CorridorPage = component('CorridorPage', pageSchema(Corridor));
 
 export const CorridorIdParams = Type.Object({
   corridor_id: Type.String({

@@ -3,33 +3,40 @@ import { Type } from '@sinclair/typebox';
 import { operatorTarget, registerOperatorRoutes } from '../admin/operator-log.ts';
 import { Deposit } from '../payments/schemas.ts';
 import type { App, AppDeps } from '../platform/deps.ts';
+import { component } from '../platform/openapi.ts';
 import { PAYMENT_SCOPES } from '../platform/scopes.ts';
 import { ErrorBody, errorResponses, StoredText } from '../webhooks/api-schemas.ts';
 import { recordChainDeposit, simulateChainDeposit } from './inbound.ts';
 
-const ChainDepositBody = Type.Object(
-  {
-    network: Type.String({ maxLength: 32 }),
-    address: StoredText({ minLength: 1, maxLength: 128 }),
-    asset: Type.String({ maxLength: 8 }),
-    amount: Type.String({ maxLength: 40 }),
-    tx_hash: StoredText({ minLength: 1, maxLength: 128 }),
-    log_index: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
-    confirmations: Type.Integer({ minimum: 0, maximum: 1_000_000 }),
-  },
-  { additionalProperties: false },
+const ChainDepositBody = component(
+  'ChainDepositRequest',
+  Type.Object(
+    {
+      network: Type.String({ maxLength: 32 }),
+      address: StoredText({ minLength: 1, maxLength: 128 }),
+      asset: Type.String({ maxLength: 8 }),
+      amount: Type.String({ maxLength: 40 }),
+      tx_hash: StoredText({ minLength: 1, maxLength: 128 }),
+      log_index: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+      confirmations: Type.Integer({ minimum: 0, maximum: 1_000_000 }),
+    },
+    { additionalProperties: false },
+  ),
 );
 type ChainDepositInput = typeof ChainDepositBody.static;
 
-const SandboxDepositBody = Type.Object(
-  {
-    address: StoredText({ minLength: 1, maxLength: 128 }),
-    asset: Type.String({ maxLength: 8 }),
-    amount: Type.String({ maxLength: 40 }),
-    network: Type.Optional(Type.String({ maxLength: 32 })),
-    confirmations: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
-  },
-  { additionalProperties: false },
+const SandboxDepositBody = component(
+  'SandboxCryptoDepositRequest',
+  Type.Object(
+    {
+      address: StoredText({ minLength: 1, maxLength: 128 }),
+      asset: Type.String({ maxLength: 8 }),
+      amount: Type.String({ maxLength: 40 }),
+      network: Type.Optional(Type.String({ maxLength: 32 })),
+      confirmations: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+    },
+    { additionalProperties: false },
+  ),
 );
 type SandboxDepositInput = typeof SandboxDepositBody.static;
 
@@ -41,6 +48,7 @@ export function registerInboundAdminRoutes(admin: App, deps: AppDeps): void {
         config: { operatorAction: 'crypto_deposit.record' },
         schema: {
           tags: ['operator'],
+          operationId: 'adminRecordCryptoDeposit',
           summary: 'Record a chain notification of funds arriving on a deposit address',
           description:
             'What a chain indexer posts. Idempotent by network, tx_hash and log_index: 201 with the deposit it ' +

@@ -144,6 +144,7 @@ export function registerCryptoAdminRoutes(admin: App, deps: AppDeps): void {
     {
       schema: {
         tags: ['operator'],
+        operationId: 'adminListCryptoAccountKeys',
         summary: 'The configured account keys and their first addresses',
         description:
           'Per key family: the environment variable, the key as configured, its account path, the index the ' +

@@ -1,5 +1,6 @@
 // Request and response schemas of crypto networks and deposit addresses (D22).
 import { type Static, Type } from '@sinclair/typebox';
+import { component } from '../platform/openapi.ts';
 import { FilterList, pageSchema, searchBodySchema } from '../platform/search.ts';
 import { StoredText, StringEnum } from '../webhooks/api-schemas.ts';
 import { ADDRESS_FORMATS, CRYPTO_ASSETS, KEY_FAMILIES, NETWORK_CODES } from './networks.ts';
@@ -12,33 +13,36 @@ const NetworkCode = StringEnum(NETWORK_CODES, {
 });
 const Asset = StringEnum(CRYPTO_ASSETS, { description: 'A crypto asset the network offers.' });
 
-export const CryptoNetwork = Type.Object(
-  {
-    code: NetworkCode,
-    name: Type.String(),
-    assets: Type.Array(Asset, { description: 'Assets a deposit address on this network may receive.' }),
-    confirmations_required: Type.Integer({
-      minimum: 1,
-      description: 'Block confirmations after which a deposit is received and credited.',
-    }),
-    address_format: StringEnum(ADDRESS_FORMATS, {
-      description:
-        '`eip55`: 0x + 40 hex digits with the EIP-55 mixed-case checksum; `base58check`: Tron `T...`; ' +
-        '`bech32`: BIP84 native segwit, `bc1q...` (`tb1q...` in the sandbox, Bitcoin testnet).',
-    }),
-  },
-  {
-    description: 'A network deposit addresses are offered on (D22).',
-    examples: [
-      {
-        code: 'ethereum',
-        name: 'Ethereum',
-        assets: ['USDC', 'USDT'],
-        confirmations_required: 12,
-        address_format: 'eip55',
-      },
-    ],
-  },
+export const CryptoNetwork = component(
+  'CryptoNetwork',
+  Type.Object(
+    {
+      code: NetworkCode,
+      name: Type.String(),
+      assets: Type.Array(Asset, { description: 'Assets a deposit address on this network may receive.' }),
+      confirmations_required: Type.Integer({
+        minimum: 1,
+        description: 'Block confirmations after which a deposit is received and credited.',
+      }),
+      address_format: StringEnum(ADDRESS_FORMATS, {
+        description:
+          '`eip55`: 0x + 40 hex digits with the EIP-55 mixed-case checksum; `base58check`: Tron `T...`; ' +
+          '`bech32`: BIP84 native segwit, `bc1q...` (`tb1q...` in the sandbox, Bitcoin testnet).',
+      }),
+    },
+    {
+      description: 'A network deposit addresses are offered on (D22).',
+      examples: [
+        {
+          code: 'ethereum',
+          name: 'Ethereum',
+          assets: ['USDC', 'USDT'],
+          confirmations_required: 12,
+          address_format: 'eip55',
+        },
+      ],
+    },
+  ),
 );
 export type CryptoNetworkView = Static<typeof CryptoNetwork>;
 
@@ -53,17 +57,22 @@ const ExternalId = StoredText({
 });
 const Label = StoredText({ minLength: 1, maxLength: 200, description: 'Free text, searchable.' });
 
-export const CreateDepositAddressBody = Type.Object(
-  {
-    network: NetworkCode,
-    asset: Asset,
-    label: Type.Optional(Label),
-    external_id: Type.Optional(ExternalId),
-  },
-  {
-    additionalProperties: false,
-    examples: [{ network: 'ethereum', asset: 'USDC', label: 'Customer 4411', external_id: 'cust-4411-usdc' }],
-  },
+export const CreateDepositAddressBody = component(
+  'CreateCryptoDepositAddressRequest',
+  Type.Object(
+    {
+      network: NetworkCode,
+      asset: Asset,
+      label: Type.Optional(Label),
+      external_id: Type.Optional(ExternalId),
+    },
+    {
+      additionalProperties: false,
+      examples: [
+        { network: 'ethereum', asset: 'USDC', label: 'Customer 4411', external_id: 'cust-4411-usdc' },
+      ],
+    },
+  ),
 );
 export type CreateDepositAddressInput = Static<typeof CreateDepositAddressBody>;
 
@@ -81,44 +90,50 @@ const exampleAddress = {
   disabled_at: null,
 };
 
-export const DepositAddress = Type.Object(
-  {
-    id: Type.String({ description: 'dad_ + ULID.' }),
-    network: NetworkCode,
-    asset: Asset,
-    address: Type.String({ description: 'Where to send the asset, in the network address format.' }),
-    derivation_path: Type.String({
-      description:
-        "BIP32 path of the address's key from the operator's wallet seed: `<account path>/0/<index>`.",
-    }),
-    status: StringEnum(DEPOSIT_ADDRESS_STATUSES, {
-      description:
-        '`active`, or `disabled` (not to be handed out again; funds sent to it are still credited).',
-    }),
-    label: Type.Union([Type.String(), Type.Null()]),
-    external_id: Type.Union([Type.String(), Type.Null()]),
-    created_at: Type.String({ format: 'date-time' }),
-    updated_at: Type.String({ format: 'date-time' }),
-    disabled_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  },
-  { description: 'A crypto deposit address of the organisation (D22).', examples: [exampleAddress] },
+export const DepositAddress = component(
+  'CryptoDepositAddress',
+  Type.Object(
+    {
+      id: Type.String({ description: 'dad_ + ULID.' }),
+      network: NetworkCode,
+      asset: Asset,
+      address: Type.String({ description: 'Where to send the asset, in the network address format.' }),
+      derivation_path: Type.String({
+        description:
+          "BIP32 path of the address's key from the operator's wallet seed: `<account path>/0/<index>`.",
+      }),
+      status: StringEnum(DEPOSIT_ADDRESS_STATUSES, {
+        description:
+          '`active`, or `disabled` (not to be handed out again; funds sent to it are still credited).',
+      }),
+      label: Type.Union([Type.String(), Type.Null()]),
+      external_id: Type.Union([Type.String(), Type.Null()]),
+      created_at: Type.String({ format: 'date-time' }),
+      updated_at: Type.String({ format: 'date-time' }),
+      disabled_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    },
+    { description: 'A crypto deposit address of the organisation (D22).', examples: [exampleAddress] },
+  ),
 );
 export type DepositAddressView = Static<typeof DepositAddress>;
 
 export const DEPOSIT_ADDRESS_SORT_KEYS = ['id', 'created_at', 'updated_at'] as const;
 
-export const DepositAddressSearchBody = searchBodySchema(
-  {
-    network: FilterList(NetworkCode),
-    asset: FilterList(Asset),
-    status: FilterList(StringEnum(DEPOSIT_ADDRESS_STATUSES)),
-    external_id: FilterList(StoredText({ minLength: 1, maxLength: 128 })),
-  },
-  DEPOSIT_ADDRESS_SORT_KEYS,
+export const DepositAddressSearchBody = component(
+  'CryptoDepositAddressSearchRequest',
+  searchBodySchema(
+    {
+      network: FilterList(NetworkCode),
+      asset: FilterList(Asset),
+      status: FilterList(StringEnum(DEPOSIT_ADDRESS_STATUSES)),
+      external_id: FilterList(StoredText({ minLength: 1, maxLength: 128 })),
+    },
+    DEPOSIT_ADDRESS_SORT_KEYS,
+  ),
 );
 export type DepositAddressSearchInput = Static<typeof DepositAddressSearchBody>;
 
-export const DepositAddressPage = pageSchema(DepositAddress);
+export const DepositAddressPage = component('CryptoDepositAddressPage', pageSchema(DepositAddress));
 
 export const DepositAddressIdParams = Type.Object({
   deposit_address_id: Type.String({
@@ -141,20 +156,23 @@ export const AccountKeysQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const AccountKey = Type.Object({
-  family: StringEnum(KEY_FAMILIES),
-  variable: Type.String({ description: 'The environment variable the key comes from.' }),
-  networks: Type.Array(NetworkCode),
-  configured: Type.Boolean({ description: 'False: the family is not offered (no key).' }),
-  extended_key: Type.Union([Type.String(), Type.Null()], { description: 'As configured (public).' }),
-  account_path: Type.Union([Type.String(), Type.Null()]),
-  next_index: Type.Union([Type.Integer(), Type.Null()], {
-    description: 'The index the next address will take (0 before the first).',
+export const AccountKey = component(
+  'CryptoAccountKey',
+  Type.Object({
+    family: StringEnum(KEY_FAMILIES),
+    variable: Type.String({ description: 'The environment variable the key comes from.' }),
+    networks: Type.Array(NetworkCode),
+    configured: Type.Boolean({ description: 'False: the family is not offered (no key).' }),
+    extended_key: Type.Union([Type.String(), Type.Null()], { description: 'As configured (public).' }),
+    account_path: Type.Union([Type.String(), Type.Null()]),
+    next_index: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'The index the next address will take (0 before the first).',
+    }),
+    first_addresses: Type.Array(
+      Type.Object({ index: Type.Integer(), derivation_path: Type.String(), address: Type.String() }),
+      { description: 'The addresses at indexes 0, 1, ...: compare them with the wallet before going live.' },
+    ),
   }),
-  first_addresses: Type.Array(
-    Type.Object({ index: Type.Integer(), derivation_path: Type.String(), address: Type.String() }),
-    { description: 'The addresses at indexes 0, 1, ...: compare them with the wallet before going live.' },
-  ),
-});
+);
 export const AccountKeyList = Type.Array(AccountKey);
 export type AccountKeyView = Static<typeof AccountKey>;

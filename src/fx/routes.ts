@@ -18,6 +18,7 @@ export function registerFxRoutes(app: App, deps: AppDeps): void {
       config: read,
       schema: {
         tags: ['fx'],
+        operationId: 'listCurrencies',
         summary: 'List the currencies in use',
         description:
           'The currencies of at least one active corridor or of a balance of the organisation, sorted by ' +
@@ -35,6 +36,7 @@ export function registerFxRoutes(app: App, deps: AppDeps): void {
       config: read,
       schema: {
         tags: ['fx'],
+        operationId: 'listFxRates',
         summary: 'Read indicative mid-market rates',
         description:
           'Indicative mid-market rates, not tradable: a quote (POST /api/v1/transfers/quotes) gives the rate ' +
@@ -61,6 +63,7 @@ export function registerFxAdminRoutes(admin: App, deps: AppDeps): void {
         config: { operatorAction: 'fx_rates.post' },
         schema: {
           tags: ['operator'],
+          operationId: 'adminPostFxRates',
           summary: 'Post a set of FX rates against one base currency',
           description:
             'One import: rates of each currency per one unit of `base`, from `provider`, observed at `as_of`. ' +

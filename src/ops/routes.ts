@@ -2,13 +2,21 @@
 import { Type } from '@sinclair/typebox';
 import { migrationsApplied } from '../db/migrate.ts';
 import type { App, AppDeps } from '../platform/deps.ts';
+import { component } from '../platform/openapi.ts';
 
-const HealthBody = Type.Object({ status: Type.String() });
+const HealthBody = component('Health', Type.Object({ status: Type.String() }));
 
 export function registerOpsRoutes(app: App, deps: AppDeps): void {
   app.get(
     '/healthz',
-    { schema: { tags: ['operations'], summary: 'Process is alive', response: { 200: HealthBody } } },
+    {
+      schema: {
+        tags: ['operations'],
+        operationId: 'getHealth',
+        summary: 'Process is alive',
+        response: { 200: HealthBody },
+      },
+    },
     async () => ({ status: 'ok' }),
   );
 
@@ -17,6 +25,7 @@ export function registerOpsRoutes(app: App, deps: AppDeps): void {
     {
       schema: {
         tags: ['operations'],
+        operationId: 'getReadiness',
         summary: 'Storage reachable and migrations applied',
         response: { 200: HealthBody, 503: HealthBody },
       },

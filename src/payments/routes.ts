@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { operatorTarget, registerOperatorRoutes } from '../admin/operator-log.ts';
 import type { App, AppDeps } from '../platform/deps.ts';
 import { PAYMENT_SCOPES } from '../platform/scopes.ts';
-import { absentBodyIsEmpty, ErrorBody, errorResponses, StoredText } from '../webhooks/api-schemas.ts';
+import { absentBodyIsEmpty, ErrorBody, errorResponses } from '../webhooks/api-schemas.ts';
 import * as deposits from './deposits.ts';
 import * as payouts from './payouts.ts';
 import {
@@ -16,6 +16,7 @@ import {
   DepositPage,
   DepositSearchBody,
   type DepositSearchInput,
+  FailDepositBody,
   FailPayoutBody,
   type FailPayoutInput,
   Payout,
@@ -244,6 +245,7 @@ export function registerPaymentAdminRoutes(admin: App, deps: AppDeps): void {
         config: { operatorAction: 'deposit.receive' },
         schema: {
           tags: ['operator'],
+          operationId: 'adminReceiveDeposit',
           summary: 'Record the funds of a bank-transfer deposit (manual rail)',
           params: DepositIdParams,
           body: ReceiveDepositBody,
@@ -262,12 +264,10 @@ export function registerPaymentAdminRoutes(admin: App, deps: AppDeps): void {
         preValidation: absentBodyIsEmpty,
         schema: {
           tags: ['operator'],
+          operationId: 'adminFailDeposit',
           summary: 'Record that a pending deposit will not arrive',
           params: DepositIdParams,
-          body: Type.Object(
-            { failure_reason: Type.Optional(StoredText({ minLength: 1, maxLength: 200 })) },
-            { additionalProperties: false },
-          ),
+          body: FailDepositBody,
           response: { 200: Deposit, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 422: ErrorBody },
         },
       },
@@ -286,6 +286,7 @@ export function registerPaymentAdminRoutes(admin: App, deps: AppDeps): void {
         config: { operatorAction: 'deposit.reverse' },
         schema: {
           tags: ['operator'],
+          operationId: 'adminReverseDeposit',
           summary: 'Reverse a received deposit (taken back by the bank): debits it back',
           params: DepositIdParams,
           response: { 200: Deposit, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
@@ -301,6 +302,7 @@ export function registerPaymentAdminRoutes(admin: App, deps: AppDeps): void {
       {
         schema: {
           tags: ['operator'],
+          operationId: 'adminListWaitingPayouts',
           summary: 'Payouts of the manual rail waiting in processing, oldest first (at most 500)',
           response: { 200: Type.Array(Payout), 401: ErrorBody },
         },
@@ -315,6 +317,7 @@ export function registerPaymentAdminRoutes(admin: App, deps: AppDeps): void {
           preValidation: absentBodyIsEmpty,
           schema: {
             tags: ['operator'],
+            operationId: `admin${outcome[0]!.toUpperCase()}${outcome.slice(1)}Payout`,
             summary:
               outcome === 'complete'
                 ? 'Record a payout as paid'

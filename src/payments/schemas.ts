@@ -1,6 +1,7 @@
 // Request and response schemas of deposits and payouts (D21) and their simulations (D24).
 import { type Static, Type } from '@sinclair/typebox';
 import { CurrencyCode } from '../balances/schemas.ts';
+import { component } from '../platform/openapi.ts';
 import { FilterList, pageSchema, searchBodySchema } from '../platform/search.ts';
 import { Nullable, StoredText, StringEnum, Timestamp } from '../webhooks/api-schemas.ts';
 
@@ -30,216 +31,295 @@ export const FAILURE_REASONS = [
 ] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
-export const BankTransferInstructions = Type.Object(
-  {
-    type: Type.Literal('bank_transfer'),
-    currency: CurrencyCode,
-    amount: Nullable(Type.String({ description: 'The amount to send; null when the deposit expects none.' })),
-    account_holder: Type.String(),
-    bank_name: Type.String(),
-    iban: Type.Optional(Type.String()),
-    account_number: Type.Optional(Type.String()),
-    routing_code: Type.Optional(Type.String({ description: 'Sort code, ABA routing number, ...' })),
-    bic: Type.String(),
-    reference: Type.String({
-      description: 'The payer must quote it: it matches the payment to this deposit.',
-    }),
-  },
-  { description: 'Where and how to pay: the payer quotes `reference`.' },
+export const BankTransferInstructions = component(
+  'BankTransferInstructions',
+  Type.Object(
+    {
+      type: Type.Literal('bank_transfer'),
+      currency: CurrencyCode,
+      amount: Nullable(
+        Type.String({ description: 'The amount to send; null when the deposit expects none.' }),
+      ),
+      account_holder: Type.String(),
+      bank_name: Type.String(),
+      iban: Type.Optional(Type.String()),
+      account_number: Type.Optional(Type.String()),
+      routing_code: Type.Optional(Type.String({ description: 'Sort code, ABA routing number, ...' })),
+      bic: Type.String(),
+      reference: Type.String({
+        description: 'The payer must quote it: it matches the payment to this deposit.',
+      }),
+    },
+    { description: 'Where and how to pay: the payer quotes `reference`.' },
+  ),
 );
 
-export const CryptoInstructions = Type.Object({
-  type: Type.Literal('crypto'),
-  network: Type.String(),
-  asset: Type.String(),
-  amount: Nullable(Type.String()),
-  address: Type.String(),
-});
+export const CryptoInstructions = component(
+  'CryptoDepositInstructions',
+  Type.Object({
+    type: Type.Literal('crypto'),
+    network: Type.String(),
+    asset: Type.String(),
+    amount: Nullable(Type.String()),
+    address: Type.String(),
+  }),
+);
 
-export const Deposit = Type.Object(
-  {
-    id: Type.String({ description: 'dep_ + ULID.' }),
-    method: StringEnum(DEPOSIT_METHODS),
-    currency: CurrencyCode,
-    expected_amount: Nullable(Type.String()),
-    received_amount: Nullable(Type.String()),
-    status: StringEnum(DEPOSIT_STATUSES),
-    instructions: Type.Union([BankTransferInstructions, CryptoInstructions]),
-    transfer_id: Nullable(Type.String()),
-    network: Nullable(Type.String()),
-    tx_hash: Nullable(Type.String()),
-    confirmations: Nullable(Type.Integer()),
-    failure_reason: Nullable(Type.String()),
-    external_id: Nullable(Type.String()),
-    expires_at: Nullable(Timestamp),
-    detected_at: Nullable(Timestamp),
-    received_at: Nullable(Timestamp),
-    failed_at: Nullable(Timestamp),
-    reversed_at: Nullable(Timestamp),
-    created_at: Timestamp,
-    updated_at: Timestamp,
+export const DepositInstructions = component(
+  'DepositInstructions',
+  Type.Union([BankTransferInstructions, CryptoInstructions], {
+    description: 'How to pay the deposit: `type` tells a bank transfer from a crypto address.',
+  }),
+);
+
+const exampleDeposit = {
+  id: 'dep_01JD3V6M2Q8W1X4Y5Z6A7B8C9D',
+  method: 'bank_transfer',
+  currency: 'EUR',
+  expected_amount: '2500.00',
+  received_amount: null,
+  status: 'pending',
+  instructions: {
+    type: 'bank_transfer',
+    currency: 'EUR',
+    amount: '2500.00',
+    account_holder: 'Payment Service Sandbox Ltd',
+    bank_name: 'Commerzbank',
+    iban: 'DE89370400440532013000',
+    bic: 'COBADEFFXXX',
+    reference: 'PSD7K2M9QX4TA',
   },
-  {
-    description: 'Money coming in (D21): pending until it arrives; received credits the available balance.',
-    examples: [
-      {
-        id: 'dep_01JD3V6M2Q8W1X4Y5Z6A7B8C9D',
-        method: 'bank_transfer',
-        currency: 'EUR',
-        expected_amount: '2500.00',
-        received_amount: null,
-        status: 'pending',
-        instructions: {
-          type: 'bank_transfer',
-          currency: 'EUR',
-          amount: '2500.00',
-          account_holder: 'Payment Service Sandbox Ltd',
-          bank_name: 'Commerzbank',
-          iban: 'DE89370400440532013000',
-          bic: 'COBADEFFXXX',
-          reference: 'PSD7K2M9QX4TA',
-        },
-        transfer_id: null,
-        network: null,
-        tx_hash: null,
-        confirmations: null,
-        failure_reason: null,
-        external_id: 'invoice-2026-0042',
-        expires_at: '2026-11-24T09:30:00.000Z',
-        detected_at: null,
-        received_at: null,
-        failed_at: null,
-        reversed_at: null,
-        created_at: '2026-11-23T09:30:00.000Z',
-        updated_at: '2026-11-23T09:30:00.000Z',
-      },
-    ],
-  },
+  transfer_id: null,
+  network: null,
+  tx_hash: null,
+  confirmations: null,
+  failure_reason: null,
+  external_id: 'invoice-2026-0042',
+  expires_at: '2026-11-24T09:30:00.000Z',
+  detected_at: null,
+  received_at: null,
+  failed_at: null,
+  reversed_at: null,
+  created_at: '2026-11-23T09:30:00.000Z',
+  updated_at: '2026-11-23T09:30:00.000Z',
+};
+
+export const Deposit = component(
+  'Deposit',
+  Type.Object(
+    {
+      id: Type.String({ description: 'dep_ + ULID.' }),
+      method: StringEnum(DEPOSIT_METHODS),
+      currency: CurrencyCode,
+      expected_amount: Nullable(Type.String()),
+      received_amount: Nullable(Type.String()),
+      status: StringEnum(DEPOSIT_STATUSES),
+      instructions: DepositInstructions,
+      transfer_id: Nullable(Type.String()),
+      network: Nullable(Type.String()),
+      tx_hash: Nullable(Type.String()),
+      confirmations: Nullable(Type.Integer()),
+      failure_reason: Nullable(Type.String()),
+      external_id: Nullable(Type.String()),
+      expires_at: Nullable(Timestamp),
+      detected_at: Nullable(Timestamp),
+      received_at: Nullable(Timestamp),
+      failed_at: Nullable(Timestamp),
+      reversed_at: Nullable(Timestamp),
+      created_at: Timestamp,
+      updated_at: Timestamp,
+    },
+    {
+      description: 'Money coming in (D21): pending until it arrives; received credits the available balance.',
+      examples: [exampleDeposit],
+    },
+  ),
 );
 export type DepositView = Static<typeof Deposit>;
 
-export const CreateDepositBody = Type.Object(
-  {
-    currency: CurrencyCode,
-    method: StringEnum(DEPOSIT_METHODS),
-    expected_amount: Type.Optional(Amount('What you expect to receive, in the currency decimals.')),
-    network: Type.Optional(Type.String({ maxLength: 32, description: 'Crypto deposits: the network.' })),
-    external_id: Type.Optional(ExternalId),
-  },
-  {
-    additionalProperties: false,
-    examples: [{ currency: 'EUR', method: 'bank_transfer', expected_amount: '2500.00' }],
-  },
+export const CreateDepositBody = component(
+  'CreateDepositRequest',
+  Type.Object(
+    {
+      currency: CurrencyCode,
+      method: StringEnum(DEPOSIT_METHODS),
+      expected_amount: Type.Optional(Amount('What you expect to receive, in the currency decimals.')),
+      network: Type.Optional(Type.String({ maxLength: 32, description: 'Crypto deposits: the network.' })),
+      external_id: Type.Optional(ExternalId),
+    },
+    {
+      additionalProperties: false,
+      examples: [{ currency: 'EUR', method: 'bank_transfer', expected_amount: '2500.00' }],
+    },
+  ),
 );
 export type CreateDepositInput = Static<typeof CreateDepositBody>;
 
 export const DepositIdParams = Type.Object({ deposit_id: Type.String({ maxLength: 64 }) });
 export const PayoutIdParams = Type.Object({ payout_id: Type.String({ maxLength: 64 }) });
 
-export const ReceiveDepositBody = Type.Object(
-  {
-    amount: Amount('The amount that arrived.'),
-    reference: Type.Optional(StoredText({ maxLength: 140, description: 'The reference the payer quoted.' })),
-  },
-  { additionalProperties: false },
+export const ReceiveDepositBody = component(
+  'ReceiveDepositRequest',
+  Type.Object(
+    {
+      amount: Amount('The amount that arrived.'),
+      reference: Type.Optional(
+        StoredText({ maxLength: 140, description: 'The reference the payer quoted.' }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
 );
 export type ReceiveDepositInput = Static<typeof ReceiveDepositBody>;
 
-export const SandboxReceiveBody = Type.Object(
-  { amount: Type.Optional(Amount('Default: the expected amount.')) },
-  { additionalProperties: false },
+export const SandboxReceiveBody = component(
+  'SandboxReceiveDepositRequest',
+  Type.Object(
+    { amount: Type.Optional(Amount('Default: the expected amount.')) },
+    { additionalProperties: false, examples: [{ amount: '2500.00' }] },
+  ),
 );
 export type SandboxReceiveInput = Static<typeof SandboxReceiveBody>;
 
+export const FailDepositBody = component(
+  'FailDepositRequest',
+  Type.Object(
+    { failure_reason: Type.Optional(StoredText({ minLength: 1, maxLength: 200 })) },
+    { additionalProperties: false },
+  ),
+);
+
 export const DEPOSIT_SORT_KEYS = ['id', 'created_at', 'updated_at'] as const;
-export const DepositSearchBody = searchBodySchema(
-  {
-    status: FilterList(StringEnum(DEPOSIT_STATUSES)),
-    method: FilterList(StringEnum(DEPOSIT_METHODS)),
-    currency: FilterList(CurrencyCode),
-    transfer_id: FilterList(Type.String({ minLength: 1, maxLength: 64 })),
-    external_id: FilterList(Type.String({ minLength: 1, maxLength: 128 })),
-  },
-  DEPOSIT_SORT_KEYS,
+export const DepositSearchBody = component(
+  'DepositSearchRequest',
+  searchBodySchema(
+    {
+      status: FilterList(StringEnum(DEPOSIT_STATUSES)),
+      method: FilterList(StringEnum(DEPOSIT_METHODS)),
+      currency: FilterList(CurrencyCode),
+      transfer_id: FilterList(Type.String({ minLength: 1, maxLength: 64 })),
+      external_id: FilterList(Type.String({ minLength: 1, maxLength: 128 })),
+    },
+    DEPOSIT_SORT_KEYS,
+    { examples: [{ filters: { status: ['pending'], currency: ['EUR'] }, page_size: 20 }] },
+  ),
 );
 export type DepositSearchInput = Static<typeof DepositSearchBody>;
-export const DepositPage = pageSchema(Deposit);
+export const DepositPage = component(
+  'DepositPage',
+  pageSchema(Deposit, { examples: [{ items: [exampleDeposit], total: 1, page: 1, page_size: 20 }] }),
+);
 
-export const Payout = Type.Object(
-  {
-    id: Type.String({ description: 'pyt_ + ULID.' }),
-    beneficiary_id: Type.String(),
-    currency: CurrencyCode,
-    amount: Type.String(),
-    reference: Nullable(Type.String()),
-    status: StringEnum(PAYOUT_STATUSES),
-    failure_reason: Nullable(StringEnum(FAILURE_REASONS)),
-    transfer_id: Nullable(Type.String()),
-    external_id: Nullable(Type.String()),
-    processing_at: Nullable(Timestamp),
-    completed_at: Nullable(Timestamp),
-    failed_at: Nullable(Timestamp),
-    cancelled_at: Nullable(Timestamp),
-    returned_at: Nullable(Timestamp),
-    created_at: Timestamp,
-    updated_at: Timestamp,
-  },
-  {
-    description:
-      'Money going out to a beneficiary (D21): debited from the available balance at once, credited back ' +
-      'if it fails, is cancelled or is returned.',
-    examples: [
-      {
-        id: 'pyt_01JD3V6M2Q8W1X4Y5Z6A7B8C9E',
-        beneficiary_id: 'ben_01JD3V6M2Q8W1X4Y5Z6A7B8C9F',
-        currency: 'EUR',
-        amount: '150.00',
-        reference: 'Invoice 42',
-        status: 'completed',
-        failure_reason: null,
-        transfer_id: null,
-        external_id: null,
-        processing_at: '2026-11-23T09:30:00.100Z',
-        completed_at: '2026-11-23T09:30:02.100Z',
-        failed_at: null,
-        cancelled_at: null,
-        returned_at: null,
-        created_at: '2026-11-23T09:30:00.000Z',
-        updated_at: '2026-11-23T09:30:02.100Z',
-      },
-    ],
-  },
+const examplePayout = {
+  id: 'pyt_01JD3V6M2Q8W1X4Y5Z6A7B8C9E',
+  beneficiary_id: 'ben_01JD3V6M2Q8W1X4Y5Z6A7B8C9F',
+  currency: 'EUR',
+  amount: '150.00',
+  reference: 'Invoice 42',
+  status: 'completed',
+  failure_reason: null,
+  transfer_id: null,
+  external_id: null,
+  processing_at: '2026-11-23T09:30:00.100Z',
+  completed_at: '2026-11-23T09:30:02.100Z',
+  failed_at: null,
+  cancelled_at: null,
+  returned_at: null,
+  created_at: '2026-11-23T09:30:00.000Z',
+  updated_at: '2026-11-23T09:30:02.100Z',
+};
+
+export const Payout = component(
+  'Payout',
+  Type.Object(
+    {
+      id: Type.String({ description: 'pyt_ + ULID.' }),
+      beneficiary_id: Type.String(),
+      currency: CurrencyCode,
+      amount: Type.String(),
+      reference: Nullable(Type.String()),
+      status: StringEnum(PAYOUT_STATUSES),
+      failure_reason: Nullable(StringEnum(FAILURE_REASONS)),
+      transfer_id: Nullable(Type.String()),
+      external_id: Nullable(Type.String()),
+      processing_at: Nullable(Timestamp),
+      completed_at: Nullable(Timestamp),
+      failed_at: Nullable(Timestamp),
+      cancelled_at: Nullable(Timestamp),
+      returned_at: Nullable(Timestamp),
+      created_at: Timestamp,
+      updated_at: Timestamp,
+    },
+    {
+      description:
+        'Money going out to a beneficiary (D21): debited from the available balance at once, credited back ' +
+        'if it fails, is cancelled or is returned.',
+      examples: [examplePayout],
+    },
+  ),
 );
 export type PayoutView = Static<typeof Payout>;
 
-export const CreatePayoutBody = Type.Object(
-  {
-    beneficiary_id: Type.String({ maxLength: 64 }),
-    currency: CurrencyCode,
-    amount: Amount('In the currency decimals, greater than zero.'),
-    reference: Type.Optional(StoredText({ maxLength: 140, description: 'Shown to the beneficiary.' })),
-    external_id: Type.Optional(ExternalId),
-  },
-  { additionalProperties: false },
+export const CreatePayoutBody = component(
+  'CreatePayoutRequest',
+  Type.Object(
+    {
+      beneficiary_id: Type.String({ maxLength: 64 }),
+      currency: CurrencyCode,
+      amount: Amount('In the currency decimals, greater than zero.'),
+      reference: Type.Optional(StoredText({ maxLength: 140, description: 'Shown to the beneficiary.' })),
+      external_id: Type.Optional(ExternalId),
+    },
+    {
+      additionalProperties: false,
+      examples: [
+        {
+          beneficiary_id: 'ben_01JD3V6M2Q8W1X4Y5Z6A7B8C9F',
+          currency: 'EUR',
+          amount: '150.00',
+          reference: 'Invoice 42',
+          external_id: 'payout-2026-0042',
+        },
+      ],
+    },
+  ),
 );
 export type CreatePayoutInput = Static<typeof CreatePayoutBody>;
 
-export const FailPayoutBody = Type.Object(
-  { failure_reason: Type.Optional(StringEnum(FAILURE_REASONS)) },
-  { additionalProperties: false },
+export const FailPayoutBody = component(
+  'SettlePayoutRequest',
+  Type.Object(
+    { failure_reason: Type.Optional(StringEnum(FAILURE_REASONS)) },
+    { additionalProperties: false, examples: [{ failure_reason: 'account_closed' }] },
+  ),
 );
 export type FailPayoutInput = Static<typeof FailPayoutBody>;
 
 export const PAYOUT_SORT_KEYS = ['id', 'created_at', 'updated_at'] as const;
-export const PayoutSearchBody = searchBodySchema(
-  {
-    status: FilterList(StringEnum(PAYOUT_STATUSES)),
-    beneficiary_id: FilterList(Type.String({ minLength: 1, maxLength: 64 })),
-    currency: FilterList(CurrencyCode),
-    transfer_id: FilterList(Type.String({ minLength: 1, maxLength: 64 })),
-    external_id: FilterList(Type.String({ minLength: 1, maxLength: 128 })),
-  },
-  PAYOUT_SORT_KEYS,
+export const PayoutSearchBody = component(
+  'PayoutSearchRequest',
+  searchBodySchema(
+    {
+      status: FilterList(StringEnum(PAYOUT_STATUSES)),
+      beneficiary_id: FilterList(Type.String({ minLength: 1, maxLength: 64 })),
+      currency: FilterList(CurrencyCode),
+      transfer_id: FilterList(Type.String({ minLength: 1, maxLength: 64 })),
+      external_id: FilterList(Type.String({ minLength: 1, maxLength: 128 })),
+    },
+    PAYOUT_SORT_KEYS,
+    {
+      examples: [
+        {
+          filters: { status: ['completed'], beneficiary_id: ['ben_01JD3V6M2Q8W1X4Y5Z6A7B8C9F'] },
+          sort_by: 'created_at',
+          sort_direction: 'desc',
+        },
+      ],
+    },
+  ),
 );
 export type PayoutSearchInput = Static<typeof PayoutSearchBody>;
-export const PayoutPage = pageSchema(Payout);
+export const PayoutPage = component(
+  'PayoutPage',
+  pageSchema(Payout, { examples: [{ items: [examplePayout], total: 1, page: 1, page_size: 20 }] }),
+);

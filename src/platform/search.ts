@@ -1,7 +1,7 @@
 // The search body and page shape shared by every `POST .../search` endpoint (D4).
 // Validation happens in the route schema (ajv), so every rejection names its field:
 // a single value instead of a list -> `filters.status`, an unknown key -> `filters.foo`, and so on.
-import { type TObject, type TSchema, Type } from '@sinclair/typebox';
+import { type TSchema, Type } from '@sinclair/typebox';
 
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
@@ -19,7 +19,16 @@ export const FilterList = <T extends TSchema>(item: T) =>
     },
   );
 
-export function searchBodySchema<F extends Record<string, TSchema>>(filters: F, sortKeys: readonly string[]) {
+/** Documentation of a search body or page: its examples in the OpenAPI document. */
+export interface SchemaExamples {
+  examples?: unknown[];
+}
+
+export function searchBodySchema<F extends Record<string, TSchema>>(
+  filters: F,
+  sortKeys: readonly string[],
+  options: SchemaExamples = {},
+) {
   return Type.Object(
     {
       filters: Type.Optional(Type.Partial(Type.Object(filters, { additionalProperties: false }))),
@@ -38,17 +47,20 @@ export function searchBodySchema<F extends Record<string, TSchema>>(filters: F, 
         Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'desc' }),
       ),
     },
-    { additionalProperties: false },
+    { additionalProperties: false, ...options },
   );
 }
 
-export function pageSchema<T extends TObject>(item: T) {
-  return Type.Object({
-    items: Type.Array(item),
-    total: Type.Integer({ minimum: 0 }),
-    page: Type.Integer({ minimum: 1 }),
-    page_size: Type.Integer({ minimum: 1 }),
-  });
+export function pageSchema<T extends TSchema>(item: T, options: SchemaExamples = {}) {
+  return Type.Object(
+    {
+      items: Type.Array(item),
+      total: Type.Integer({ minimum: 0 }),
+      page: Type.Integer({ minimum: 1 }),
+      page_size: Type.Integer({ minimum: 1 }),
+    },
+    options,
+  );
 }
 
 export interface SearchBody<Filters> {

@@ -38,6 +38,7 @@ export function registerSanctionsRoutes(app: App, deps: AppDeps): void {
       config: read,
       schema: {
         tags,
+        operationId: 'listSanctionsLists',
         summary: 'The sanctions lists screenings are matched against',
         description: 'Sorted by code. `version` goes up by one with every import of a list (D18).',
         security,
@@ -53,6 +54,7 @@ export function registerSanctionsRoutes(app: App, deps: AppDeps): void {
       config: { ...write, idempotent: true },
       schema: {
         tags,
+        operationId: 'createScreening',
         summary: 'Screen a name against the sanctions lists',
         description:
           'Answers 201 with the screening: `no_match`, or `potential_match` with its hits (entries scoring at ' +
@@ -82,6 +84,7 @@ export function registerSanctionsRoutes(app: App, deps: AppDeps): void {
       preValidation: absentBodyIsEmpty,
       schema: {
         tags,
+        operationId: 'searchScreenings',
         summary: 'Search screenings',
         description:
           'Filters `match_status`, `entity_type`, `source_object_type`, `source_object_id`, `external_id`; ' +
@@ -101,6 +104,7 @@ export function registerSanctionsRoutes(app: App, deps: AppDeps): void {
       config: read,
       schema: {
         tags,
+        operationId: 'getScreening',
         summary: 'Read a screening',
         security,
         params: ScreeningIdParams,
@@ -132,6 +136,7 @@ export function registerSanctionsAdminRoutes(admin: App, deps: AppDeps): void {
         ),
       schema: {
         tags: ['operator'],
+        operationId: 'adminImportSanctionsList',
         summary: 'Import a sanctions list (replaces it, next version)',
         description:
           "The files in the publisher's own format, as text: `ofac-sdn-csv` takes sdn.csv, alt.csv and " +
@@ -164,6 +169,7 @@ export function registerSanctionsAdminRoutes(admin: App, deps: AppDeps): void {
     {
       schema: {
         tags: ['operator'],
+        operationId: 'adminReviewScreening',
         summary: 'Review a potential match',
         description:
           'Only from `potential_match` (else 400 INVALID_STATE). Records the decision and note, publishes ' +
@@ -193,6 +199,7 @@ export function registerSanctionsSandboxRoutes(app: App, deps: AppDeps): void {
       config: { ...write, idempotent: true },
       schema: {
         tags: ['sandbox'],
+        operationId: 'sandboxReviewScreening',
         summary: "Simulate the operator's review of a potential match (sandbox only)",
         description:
           "As POST /admin/v1/screenings/{id}/review does it, for a screening of the caller's organisation: " +

@@ -2,6 +2,7 @@
 // string enums that ajv reports as "must be one of" (D4/D9 messages name the allowed values), and the
 // path parameters.
 import { type TSchema, Type } from '@sinclair/typebox';
+import { component } from '../platform/openapi.ts';
 
 /** A field that is `null` until its thing exists (contract rule 7). */
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -20,36 +21,42 @@ export const StringEnum = <T extends string>(values: readonly T[], options: { de
 export const StoredText = (options: { minLength?: number; maxLength: number; description?: string }) =>
   Type.String({ pattern: '^[^\\u0000]*$', ...options });
 
-export const ErrorBody = Type.Object(
-  {
-    error: Type.String({ description: 'Human-readable message.' }),
-    code: Type.String({ description: 'Machine-readable code, e.g. VALIDATION_FAILED.' }),
-    field: Type.Optional(Type.String({ description: 'The offending input, for validation failures.' })),
-    details: Type.Optional(Type.Array(Type.Unknown())),
-    // Always present. Declared optional only because the serializer writes required keys first, and
-    // D5 puts error_id last, after the optional field and details.
-    error_id: Type.Optional(
-      Type.String({
-        description: 'Always present: identifies the request in the service logs (err_ + ULID).',
-      }),
-    ),
-  },
-  {
-    description: 'Platform error envelope (D5).',
-    examples: [
-      {
-        error: 'event_type_codes[1] is not a published event type: transfer.unknown',
-        code: 'VALIDATION_FAILED',
-        field: 'event_type_codes[1]',
-        error_id: 'err_01JD3V6M2Q8W1X4Y5Z6A7B8C9D',
-      },
-    ],
-  },
+export const ErrorBody = component(
+  'Error',
+  Type.Object(
+    {
+      error: Type.String({ description: 'Human-readable message.' }),
+      code: Type.String({ description: 'Machine-readable code, e.g. VALIDATION_FAILED.' }),
+      field: Type.Optional(Type.String({ description: 'The offending input, for validation failures.' })),
+      details: Type.Optional(Type.Array(Type.Unknown())),
+      // Always present. Declared optional only because the serializer writes required keys first, and
+      // D5 puts error_id last, after the optional field and details.
+      error_id: Type.Optional(
+        Type.String({
+          description: 'Always present: identifies the request in the service logs (err_ + ULID).',
+        }),
+      ),
+    },
+    {
+      description: 'Platform error envelope (D5).',
+      examples: [
+        {
+          error: 'event_type_codes[1] is not a published event type: transfer.unknown',
+          code: 'VALIDATION_FAILED',
+          field: 'event_type_codes[1]',
+          error_id: 'err_01JD3V6M2Q8W1X4Y5Z6A7B8C9D',
+        },
+      ],
+    },
+  ),
 );
 
-export const UnauthorizedBody = Type.Object(
-  { message: Type.Literal('Unauthorized') },
-  { description: 'Bearer token missing, malformed or expired: request a new token and retry.' },
+export const UnauthorizedBody = component(
+  'Unauthorized',
+  Type.Object(
+    { message: Type.Literal('Unauthorized') },
+    { description: 'Bearer token missing, malformed or expired: request a new token and retry.' },
+  ),
 );
 
 /** The error responses every authenticated route can give, plus any route-specific ones. */

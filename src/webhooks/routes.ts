@@ -2,13 +2,15 @@
 // delivery attempts. Each sub-module registers its own routes.
 import { Type } from '@sinclair/typebox';
 import type { App, AppDeps } from '../platform/deps.ts';
+import { component } from '../platform/openapi.ts';
 import { errorResponses } from './api-schemas.ts';
 import { registerAttemptRoutes } from './attempts/routes.ts';
 import { registerEventRoutes } from './events/routes.ts';
 import { WEBHOOK_SCOPES } from './scopes.ts';
 import { registerSubscriptionRoutes } from './subscriptions/routes.ts';
 
-const EventTypeList = Type.Array(Type.Object({ code: Type.String(), description: Type.String() }), {
+const EventType = component('EventType', Type.Object({ code: Type.String(), description: Type.String() }));
+const EventTypeList = Type.Array(EventType, {
   description: 'Every event type code a subscription may hold, sorted by code (D8).',
   examples: [
     [{ code: 'beneficiary.activated', description: 'A beneficiary became active and can receive payouts.' }],
@@ -22,6 +24,7 @@ export function registerWebhookRoutes(app: App, deps: AppDeps): void {
       config: { scope: WEBHOOK_SCOPES.read },
       schema: {
         tags: ['webhooks'],
+        operationId: 'listEventTypes',
         summary: 'List the event types that can be subscribed to',
         description:
           'A JSON array of {code, description}, sorted by code, not paginated. Read it instead of ' +

@@ -17,6 +17,7 @@ export function registerAttemptRoutes(app: App, deps: AppDeps): void {
       preValidation: absentBodyIsEmpty,
       schema: {
         tags: ['webhooks'],
+        operationId: 'searchDeliveryAttempts',
         summary: 'Search delivery attempts',
         description:
           'Filters (each a non-empty list): webhook_event_ids, webhook_subscription_ids, status. Sort by id, ' +
@@ -41,6 +42,7 @@ export function registerAttemptRoutes(app: App, deps: AppDeps): void {
       config: { scope: WEBHOOK_SCOPES.read },
       schema: {
         tags: ['webhooks'],
+        operationId: 'getDeliveryAttempt',
         summary: 'Read one delivery attempt in full, including the headers sent and the body returned',
         security,
         params: AttemptIdParams,

@@ -1,5 +1,6 @@
 // Request and response schemas of the delivery-attempt endpoints (contract sections 2, 4; D4, D10).
 import { type Static, Type } from '@sinclair/typebox';
+import { component } from '../../platform/openapi.ts';
 import { FilterList, pageSchema, searchBodySchema } from '../../platform/search.ts';
 import { StringEnum } from '../api-schemas.ts';
 import { MAX_JSON_ID } from '../events/schemas.ts';
@@ -49,53 +50,62 @@ const summaryProperties = {
 };
 
 /** A search row: the attempt without the headers sent and the body returned. */
-export const AttemptSummary = Type.Object(summaryProperties, {
-  description:
-    'A delivery attempt as a search row: every field but request_headers and response_body_snippet.',
-  examples: [exampleSummary],
-});
+export const AttemptSummary = component(
+  'DeliveryAttemptSummary',
+  Type.Object(summaryProperties, {
+    description:
+      'A delivery attempt as a search row: every field but request_headers and response_body_snippet.',
+    examples: [exampleSummary],
+  }),
+);
 export type AttemptSummaryView = Static<typeof AttemptSummary>;
 
-export const Attempt = Type.Object(
-  {
-    ...summaryProperties,
-    request_headers: Type.Record(Type.String(), Type.String(), {
-      description: 'The headers that were sent, signature headers included.',
-    }),
-    response_body_snippet: Type.String({
-      description: 'The first 1024 bytes the endpoint returned; empty when nothing was returned.',
-    }),
-  },
-  {
-    description: 'One delivery attempt in full.',
-    examples: [
-      {
-        ...exampleSummary,
-        request_headers: {
-          'Content-Type': 'application/json',
-          'User-Agent': 'payment-service-webhooks/1.0',
-          'webhook-id': 'evt_01JD3V6M2Q8W1X4Y5Z6A7B8C9D',
-          'webhook-timestamp': '1795339801',
-          'webhook-signature': 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
-          'X-Webhook-Delivery-Id': 'dlv_01JD3V6N0A1B2C3D4E5F6G7H8J',
+export const Attempt = component(
+  'DeliveryAttempt',
+  Type.Object(
+    {
+      ...summaryProperties,
+      request_headers: Type.Record(Type.String(), Type.String(), {
+        description: 'The headers that were sent, signature headers included.',
+      }),
+      response_body_snippet: Type.String({
+        description: 'The first 1024 bytes the endpoint returned; empty when nothing was returned.',
+      }),
+    },
+    {
+      description: 'One delivery attempt in full.',
+      examples: [
+        {
+          ...exampleSummary,
+          request_headers: {
+            'Content-Type': 'application/json',
+            'User-Agent': 'payment-service-webhooks/1.0',
+            'webhook-id': 'evt_01JD3V6M2Q8W1X4Y5Z6A7B8C9D',
+            'webhook-timestamp': '1795339801',
+            'webhook-signature': 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+            'X-Webhook-Delivery-Id': 'dlv_01JD3V6N0A1B2C3D4E5F6G7H8J',
+          },
+          response_body_snippet: 'ok',
         },
-        response_body_snippet: 'ok',
-      },
-    ],
-  },
+      ],
+    },
+  ),
 );
 export type AttemptView = Static<typeof Attempt>;
 
 export const ATTEMPT_SORT_KEYS = ['id', 'created_at', 'updated_at', 'attempt_number', 'latency_ms'] as const;
 export type AttemptSortKey = (typeof ATTEMPT_SORT_KEYS)[number];
 
-export const AttemptSearchBody = searchBodySchema(
-  {
-    webhook_event_ids: FilterList(Type.Integer({ minimum: 1, maximum: MAX_JSON_ID })),
-    webhook_subscription_ids: FilterList(Type.String({ format: 'uuid' })),
-    status: FilterList(StringEnum(ATTEMPT_STATUSES)),
-  },
-  ATTEMPT_SORT_KEYS,
+export const AttemptSearchBody = component(
+  'DeliveryAttemptSearchRequest',
+  searchBodySchema(
+    {
+      webhook_event_ids: FilterList(Type.Integer({ minimum: 1, maximum: MAX_JSON_ID })),
+      webhook_subscription_ids: FilterList(Type.String({ format: 'uuid' })),
+      status: FilterList(StringEnum(ATTEMPT_STATUSES)),
+    },
+    ATTEMPT_SORT_KEYS,
+  ),
 );
 export interface AttemptFilters {
   webhook_event_ids?: number[];
@@ -103,7 +113,7 @@ export interface AttemptFilters {
   status?: string[];
 }
 
-export const AttemptPage = pageSchema(AttemptSummary);
+export const AttemptPage = component('DeliveryAttemptPage', pageSchema(AttemptSummary));
 
 export const AttemptIdParams = Type.Object({
   attempt_id: Type.String({ description: 'The integer id from a search row.', examples: ['7'] }),

@@ -17,6 +17,7 @@ export function registerEventRoutes(app: App, deps: AppDeps): void {
       preValidation: absentBodyIsEmpty,
       schema: {
         tags: ['webhooks'],
+        operationId: 'searchEvents',
         summary: 'Search webhook events',
         description:
           'Filters (each a non-empty list): id, public_id, status, event_type_code, source_object_type, ' +
@@ -39,6 +40,7 @@ export function registerEventRoutes(app: App, deps: AppDeps): void {
       config: { scope: WEBHOOK_SCOPES.read },
       schema: {
         tags: ['webhooks'],
+        operationId: 'getEvent',
         summary: 'Read one webhook event in full, including its payload',
         description: '`payload` is the exact signed envelope, readable even if no delivery arrived.',
         security,
@@ -55,6 +57,7 @@ export function registerEventRoutes(app: App, deps: AppDeps): void {
       config: { scope: WEBHOOK_SCOPES.write },
       schema: {
         tags: ['webhooks'],
+        operationId: 'replayEvent',
         summary: 'Replay a dead_letter event',
         description:
           'Answers 202 with the event: a new round of deliveries is queued to every active subscription ' +

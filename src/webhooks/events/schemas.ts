@@ -1,5 +1,6 @@
 // Request and response schemas of the event endpoints (contract section 4, D4, D10).
 import { type Static, Type } from '@sinclair/typebox';
+import { component } from '../../platform/openapi.ts';
 import { FilterList, pageSchema, searchBodySchema } from '../../platform/search.ts';
 import { StoredText, StringEnum } from '../api-schemas.ts';
 
@@ -39,10 +40,13 @@ const eventProperties = {
 };
 
 /** A search row: the event without its payload (read one event by id for the payload). */
-export const EventSummary = Type.Object(eventProperties, {
-  description: 'A webhook event as a search row: every field but `payload`.',
-  examples: [exampleEvent],
-});
+export const EventSummary = component(
+  'EventSummary',
+  Type.Object(eventProperties, {
+    description: 'A webhook event as a search row: every field but `payload`.',
+    examples: [exampleEvent],
+  }),
+);
 export type EventSummaryView = Static<typeof EventSummary>;
 
 export const EventPayload = Type.Object(
@@ -59,9 +63,12 @@ export const EventPayload = Type.Object(
   },
 );
 
-export const Event = Type.Object(
-  { ...eventProperties, payload: EventPayload },
-  { description: 'One webhook event in full.', examples: [{ ...exampleEvent, payload: examplePayload }] },
+export const Event = component(
+  'Event',
+  Type.Object(
+    { ...eventProperties, payload: EventPayload },
+    { description: 'One webhook event in full.', examples: [{ ...exampleEvent, payload: examplePayload }] },
+  ),
 );
 export type EventView = Static<typeof Event>;
 
@@ -70,17 +77,20 @@ export type EventSortKey = (typeof EVENT_SORT_KEYS)[number];
 
 const Text = StoredText({ maxLength: 200 });
 
-export const EventSearchBody = searchBodySchema(
-  {
-    id: FilterList(Type.Integer({ minimum: 1, maximum: MAX_JSON_ID })),
-    public_id: FilterList(Text),
-    status: FilterList(StringEnum(EVENT_STATUSES)),
-    event_type_code: FilterList(Text),
-    source_object_type: FilterList(Text),
-    source_object_id: FilterList(Text),
-    idempotency_key: FilterList(Text),
-  },
-  EVENT_SORT_KEYS,
+export const EventSearchBody = component(
+  'EventSearchRequest',
+  searchBodySchema(
+    {
+      id: FilterList(Type.Integer({ minimum: 1, maximum: MAX_JSON_ID })),
+      public_id: FilterList(Text),
+      status: FilterList(StringEnum(EVENT_STATUSES)),
+      event_type_code: FilterList(Text),
+      source_object_type: FilterList(Text),
+      source_object_id: FilterList(Text),
+      idempotency_key: FilterList(Text),
+    },
+    EVENT_SORT_KEYS,
+  ),
 );
 export interface EventFilters {
   id?: number[];
@@ -92,7 +102,7 @@ export interface EventFilters {
   idempotency_key?: string[];
 }
 
-export const EventPage = pageSchema(EventSummary);
+export const EventPage = component('EventPage', pageSchema(EventSummary));
 
 export const EventIdParams = Type.Object({
   event_id: Type.String({ description: 'The integer id from a search row.', examples: ['42'] }),

@@ -1,42 +1,46 @@
 // The sandbox's test events (D11): registered only when APP_ENV=sandbox.
 import { Type } from '@sinclair/typebox';
 import type { App, AppDeps } from '../../platform/deps.ts';
+import { component } from '../../platform/openapi.ts';
 import { errorResponses, StoredText } from '../api-schemas.ts';
 import { Event } from '../events/schemas.ts';
 import { WEBHOOK_SCOPES } from '../scopes.ts';
 import * as service from './service.ts';
 
-const TestEventBody = Type.Object(
-  {
-    event_type_code: Type.String({
-      maxLength: 100,
-      description: 'A code published by GET /api/v1/webhooks/event-types.',
-    }),
-    data: Type.Optional(
-      Type.Object({}, { additionalProperties: true, description: 'The envelope `data`. Default {}.' }),
-    ),
-    source_object_type: Type.Optional(StoredText({ minLength: 1, maxLength: 200 })),
-    source_object_id: Type.Optional(StoredText({ minLength: 1, maxLength: 200 })),
-    idempotency_key: Type.Optional(
-      StoredText({
-        minLength: 1,
-        maxLength: 200,
-        description: 'A repeated key answers 200 with the first event and queues nothing.',
+const TestEventBody = component(
+  'SandboxTestEventRequest',
+  Type.Object(
+    {
+      event_type_code: Type.String({
+        maxLength: 100,
+        description: 'A code published by GET /api/v1/webhooks/event-types.',
       }),
-    ),
-  },
-  {
-    additionalProperties: false,
-    examples: [
-      {
-        event_type_code: 'transfer.completed',
-        data: { object: { id: 'tr_test_1', status: 'completed' }, previous_status: 'processing' },
-        source_object_type: 'transfer',
-        source_object_id: 'tr_test_1',
-        idempotency_key: 'tr_test_1:completed',
-      },
-    ],
-  },
+      data: Type.Optional(
+        Type.Object({}, { additionalProperties: true, description: 'The envelope `data`. Default {}.' }),
+      ),
+      source_object_type: Type.Optional(StoredText({ minLength: 1, maxLength: 200 })),
+      source_object_id: Type.Optional(StoredText({ minLength: 1, maxLength: 200 })),
+      idempotency_key: Type.Optional(
+        StoredText({
+          minLength: 1,
+          maxLength: 200,
+          description: 'A repeated key answers 200 with the first event and queues nothing.',
+        }),
+      ),
+    },
+    {
+      additionalProperties: false,
+      examples: [
+        {
+          event_type_code: 'transfer.completed',
+          data: { object: { id: 'tr_test_1', status: 'completed' }, previous_status: 'processing' },
+          source_object_type: 'transfer',
+          source_object_id: 'tr_test_1',
+          idempotency_key: 'tr_test_1:completed',
+        },
+      ],
+    },
+  ),
 );
 
 export function registerWebhookSandboxRoutes(app: App, deps: AppDeps): void {
@@ -46,6 +50,7 @@ export function registerWebhookSandboxRoutes(app: App, deps: AppDeps): void {
       config: { scope: WEBHOOK_SCOPES.write },
       schema: {
         tags: ['sandbox'],
+        operationId: 'sandboxPublishTestEvent',
         summary: 'Publish a test webhook event (sandbox only)',
         description:
           'Publishes an event as the platform would and queues one delivery per active subscription of the ' +

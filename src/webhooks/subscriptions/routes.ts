@@ -28,6 +28,7 @@ export function registerSubscriptionRoutes(app: App, deps: AppDeps): void {
       config: write,
       schema: {
         tags: ['webhooks'],
+        operationId: 'createSubscription',
         summary: 'Create a webhook subscription',
         description:
           'Answers 201 with the subscription in `pending_verification` and its `signing_secret`, which is ' +
@@ -51,6 +52,7 @@ export function registerSubscriptionRoutes(app: App, deps: AppDeps): void {
       preValidation: absentBodyIsEmpty,
       schema: {
         tags: ['webhooks'],
+        operationId: 'searchSubscriptions',
         summary: 'Search webhook subscriptions',
         description:
           'Filters `status`, `event_type_codes` (any of the codes), `endpoint_url` (normalised); `search` ' +
@@ -75,6 +77,7 @@ export function registerSubscriptionRoutes(app: App, deps: AppDeps): void {
       config: read,
       schema: {
         tags: ['webhooks'],
+        operationId: 'getSubscription',
         summary: 'Read a webhook subscription (never the secret)',
         description: 'Deleted subscriptions stay readable by id.',
         security,
@@ -92,6 +95,7 @@ export function registerSubscriptionRoutes(app: App, deps: AppDeps): void {
       config: write,
       schema: {
         tags: ['webhooks'],
+        operationId: 'updateSubscription',
         summary: 'Update a webhook subscription',
         description:
           'Any of endpoint_url, event_type_codes (an empty list is ignored), max_retries, status. Status ' +
@@ -120,6 +124,7 @@ export function registerSubscriptionRoutes(app: App, deps: AppDeps): void {
       config: write,
       schema: {
         tags: ['webhooks'],
+        operationId: 'rotateSubscriptionSecret',
         summary: 'Rotate the signing secret',
         description:
           'Answers 200 with the subscription and the new `signing_secret`. Takes effect immediately: every ' +
@@ -145,6 +150,7 @@ export function registerSubscriptionRoutes(app: App, deps: AppDeps): void {
       config: write,
       schema: {
         tags: ['webhooks'],
+        operationId: 'deleteSubscription',
         summary: 'Delete a webhook subscription',
         description:
           'Answers 200 with the record in status `deleted`; repeatable. Stops deliveries, frees the slot, ' +

@@ -1,5 +1,6 @@
 // Request and response schemas of the subscription endpoints (contract section 4, D4, D9).
 import { type Static, Type } from '@sinclair/typebox';
+import { component } from '../../platform/openapi.ts';
 import { FilterList, pageSchema, searchBodySchema } from '../../platform/search.ts';
 import { StoredText, StringEnum } from '../api-schemas.ts';
 
@@ -38,42 +39,48 @@ const MaxRetries = Type.Integer({
   description: 'Attempts that follow the first one in a round, 0..15 (D9). Default 8.',
 });
 
-export const CreateSubscriptionBody = Type.Object(
-  {
-    endpoint_url: EndpointUrl,
-    event_type_codes: EventTypeCodes,
-    max_retries: Type.Optional(MaxRetries),
-  },
-  {
-    additionalProperties: false,
-    examples: [
-      {
-        endpoint_url: 'https://hooks.example.com/payment-service',
-        event_type_codes: ['transfer.completed', 'payout.failed'],
-        max_retries: 8,
-      },
-    ],
-  },
+export const CreateSubscriptionBody = component(
+  'CreateSubscriptionRequest',
+  Type.Object(
+    {
+      endpoint_url: EndpointUrl,
+      event_type_codes: EventTypeCodes,
+      max_retries: Type.Optional(MaxRetries),
+    },
+    {
+      additionalProperties: false,
+      examples: [
+        {
+          endpoint_url: 'https://hooks.example.com/payment-service',
+          event_type_codes: ['transfer.completed', 'payout.failed'],
+          max_retries: 8,
+        },
+      ],
+    },
+  ),
 );
 export type CreateSubscriptionInput = Static<typeof CreateSubscriptionBody>;
 
-export const UpdateSubscriptionBody = Type.Object(
-  {
-    endpoint_url: Type.Optional(EndpointUrl),
-    event_type_codes: Type.Optional(EventTypeCodes),
-    max_retries: Type.Optional(MaxRetries),
-    status: Type.Optional(
-      StringEnum(CLIENT_STATUSES, {
-        description:
-          'active or paused. pending_verification, auto_disabled and deleted are platform-managed (422). ' +
-          'auto_disabled -> active first sends a signed webhook.ping to the endpoint; only a 2xx activates.',
-      }),
-    ),
-  },
-  {
-    additionalProperties: false,
-    examples: [{ status: 'paused' }, { event_type_codes: ['transfer.completed'] }],
-  },
+export const UpdateSubscriptionBody = component(
+  'UpdateSubscriptionRequest',
+  Type.Object(
+    {
+      endpoint_url: Type.Optional(EndpointUrl),
+      event_type_codes: Type.Optional(EventTypeCodes),
+      max_retries: Type.Optional(MaxRetries),
+      status: Type.Optional(
+        StringEnum(CLIENT_STATUSES, {
+          description:
+            'active or paused. pending_verification, auto_disabled and deleted are platform-managed (422). ' +
+            'auto_disabled -> active first sends a signed webhook.ping to the endpoint; only a 2xx activates.',
+        }),
+      ),
+    },
+    {
+      additionalProperties: false,
+      examples: [{ status: 'paused' }, { event_type_codes: ['transfer.completed'] }],
+    },
+  ),
 );
 export type UpdateSubscriptionInput = Static<typeof UpdateSubscriptionBody>;
 
@@ -104,39 +111,48 @@ const subscriptionProperties = {
   updated_at: Type.String({ format: 'date-time' }),
 };
 
-export const Subscription = Type.Object(subscriptionProperties, {
-  description: 'A webhook subscription. Never holds the signing secret.',
-  examples: [exampleSubscription],
-});
+export const Subscription = component(
+  'Subscription',
+  Type.Object(subscriptionProperties, {
+    description: 'A webhook subscription. Never holds the signing secret.',
+    examples: [exampleSubscription],
+  }),
+);
 export type SubscriptionView = Static<typeof Subscription>;
 
-export const SubscriptionWithSecret = Type.Object(
-  {
-    ...subscriptionProperties,
-    signing_secret: Type.String({
-      pattern: '^whsec_[0-9a-f]{64}$',
-      description: 'Returned only by create and rotate-secret. Keep it: it is never shown again.',
-    }),
-  },
-  { examples: [{ ...exampleSubscription, signing_secret: exampleSecret }] },
+export const SubscriptionWithSecret = component(
+  'SubscriptionWithSecret',
+  Type.Object(
+    {
+      ...subscriptionProperties,
+      signing_secret: Type.String({
+        pattern: '^whsec_[0-9a-f]{64}$',
+        description: 'Returned only by create and rotate-secret. Keep it: it is never shown again.',
+      }),
+    },
+    { examples: [{ ...exampleSubscription, signing_secret: exampleSecret }] },
+  ),
 );
 export type SubscriptionWithSecretView = Static<typeof SubscriptionWithSecret>;
 
 export const SUBSCRIPTION_SORT_KEYS = ['id', 'created_at', 'updated_at'] as const;
 export type SubscriptionSortKey = (typeof SUBSCRIPTION_SORT_KEYS)[number];
 
-export const SubscriptionSearchBody = searchBodySchema(
-  {
-    status: FilterList(StringEnum(SUBSCRIPTION_STATUSES)),
-    event_type_codes: FilterList(StoredText({ maxLength: 100 })),
-    endpoint_url: FilterList(StoredText({ maxLength: MAX_ENDPOINT_URL_LENGTH })),
-  },
-  SUBSCRIPTION_SORT_KEYS,
+export const SubscriptionSearchBody = component(
+  'SubscriptionSearchRequest',
+  searchBodySchema(
+    {
+      status: FilterList(StringEnum(SUBSCRIPTION_STATUSES)),
+      event_type_codes: FilterList(StoredText({ maxLength: 100 })),
+      endpoint_url: FilterList(StoredText({ maxLength: MAX_ENDPOINT_URL_LENGTH })),
+    },
+    SUBSCRIPTION_SORT_KEYS,
+  ),
 );
 export type SubscriptionSearchInput = Static<typeof SubscriptionSearchBody>;
 export type SubscriptionFilters = NonNullable<SubscriptionSearchInput['filters']>;
 
-export const SubscriptionPage = pageSchema(Subscription);
+export const SubscriptionPage = component('SubscriptionPage', pageSchema(Subscription));
 
 export const SubscriptionIdParams = Type.Object({
   subscription_id: Type.String({

@@ -77,9 +77,15 @@ function columns(from: Table, names: string[]): string[] {
 
 const rowsOf = (rows: string[][]): string[] => rows.map((row) => row.join(' | ')).sort();
 
+interface ObjectSchema {
+  $ref?: string;
+  properties?: object;
+  required?: string[];
+}
+
 interface OpenApiOperation {
   tags?: string[];
-  requestBody?: { content: { 'application/json': { schema: { properties?: object; required?: string[] } } } };
+  requestBody?: { content: { 'application/json': { schema: ObjectSchema } } };
   responses: Record<string, unknown>;
 }
 
@@ -296,7 +302,14 @@ describe('docs/integrator/sandbox.md lists everything the sandbox seeds and simu
   it('every simulation route with its body and answer, as the OpenAPI document has them', async () => {
     const response = await t.app.inject({ method: 'GET', url: '/openapi.json' });
     assert.equal(response.statusCode, 200);
-    const paths = (response.json() as { paths: Record<string, Record<string, OpenApiOperation>> }).paths;
+    const document = response.json() as {
+      paths: Record<string, Record<string, OpenApiOperation>>;
+      components: { schemas: Record<string, ObjectSchema> };
+    };
+    const paths = document.paths;
+    // Request bodies are named components (`#/components/schemas/<name>`).
+    const resolve = (schema: ObjectSchema | undefined) =>
+      schema?.$ref ? document.components.schemas[schema.$ref.split('/').at(-1)!] : schema;
     const routes = Object.entries(paths)
       .filter(([path]) => path.startsWith('/api/v1/sandbox/'))
       .flatMap(([path, operations]) =>
@@ -312,7 +325,7 @@ describe('docs/integrator/sandbox.md lists everything the sandbox seeds and simu
     for (const { route, operation } of routes) {
       assert.deepEqual(operation.tags, ['sandbox'], route);
       const [, body, , answers] = documented.rows.find((row) => row[0] === route)!;
-      const schema = operation.requestBody?.content['application/json'].schema;
+      const schema = resolve(operation.requestBody?.content['application/json'].schema);
       const expectedBody = schema
         ? Object.keys(schema.properties ?? {})
             .map((name) => `${name}${schema.required?.includes(name) ? '' : '?'}`)

@@ -66,18 +66,17 @@ const TABLES = [
   'transfers',
 ];
 
+/** A JSON schema of the OpenAPI document, possibly a `$ref` to a named component. */
+interface DocumentSchema {
+  $ref?: string;
+  type?: string;
+  enum?: unknown[];
+  items?: DocumentSchema;
+  properties?: Record<string, DocumentSchema>;
+}
+
 interface SearchOperation {
-  requestBody: {
-    content: {
-      'application/json': {
-        schema: {
-          properties: {
-            filters?: { properties?: Record<string, { items: { type?: string; enum?: unknown[] } }> };
-          };
-        };
-      };
-    };
-  };
+  requestBody: { content: { 'application/json': { schema: DocumentSchema } } };
 }
 
 const PREFIXES = ['cor_', 'bnk_', 'brn_', 'scr_', 'ben_', 'qte_', 'trf_', 'dep_', 'pyt_', 'dad_', 'btx_'];
@@ -267,12 +266,21 @@ describe('hostile input on the payment routes (issue 18)', () => {
 
     /** Every search route and its text filters, from the OpenAPI document the route schemas make. */
     const searchRoutes = () => {
-      const paths = (t.app.swagger() as { paths: Record<string, { post?: SearchOperation }> }).paths;
-      return Object.entries(paths).flatMap(([path, operations]) => {
+      const document = t.app.swagger() as {
+        paths: Record<string, { post?: SearchOperation }>;
+        components: { schemas: Record<string, DocumentSchema> };
+      };
+      const resolve = (schema: DocumentSchema | undefined): DocumentSchema | undefined =>
+        schema?.$ref ? resolve(document.components.schemas[schema.$ref.split('/').at(-1)!]) : schema;
+      return Object.entries(document.paths).flatMap(([path, operations]) => {
         if (!path.endsWith('/search') || !operations.post) return [];
-        const filters = operations.post.requestBody.content['application/json'].schema.properties.filters;
+        const body = resolve(operations.post.requestBody.content['application/json'].schema);
+        const filters = resolve(body?.properties?.filters);
         const text = Object.entries(filters?.properties ?? {})
-          .filter(([, list]) => list.items.type === 'string' && list.items.enum === undefined)
+          .filter(([, list]) => {
+            const item = resolve(resolve(list)?.items);
+            return item?.type === 'string' && item.enum === undefined;
+          })
           .map(([key]) => key);
         return [{ path, text }];
       });

@@ -230,6 +230,43 @@ describe('payouts (D21, D24)', () => {
     assert.match(errorBody(twice.body).error, /cancelled/);
   });
 
+  it("refuses to cancel a transfer's payout leg, even while pending: the transfer owns it (D20)", async () => {
+    await jobs?.stop();
+    jobs = undefined;
+    const api = await organisation();
+    const ben = await beneficiary(t, api);
+    const quote = await api.post('/api/v1/transfers/quotes', {
+      corridor_id: 'cor_0000SANDBX0000000000000001',
+      source_amount: '100.00',
+    });
+    expectStatus(quote, 201);
+    const confirmed = await api.post(`/api/v1/transfers/quotes/${quote.json().id}/confirm`, {
+      beneficiary_id: ben,
+      funding_method: 'balance',
+    });
+    expectStatus(confirmed, 201);
+    const transfer = confirmed.json() as { id: string; payout: PayoutJson };
+    assert.equal(transfer.payout.status, 'pending');
+    const cancel = await api.post(`${PAYOUTS}/${transfer.payout.id}/cancel`);
+    expectStatus(cancel, 400);
+    assert.equal(errorBody(cancel.body).code, 'INVALID_STATE');
+    assert.match(errorBody(cancel.body).error, /pending.*transfer/);
+    // Nothing moved: the leg still goes to its rail, and the transfer completes with it.
+    assert.equal((await payoutOf(api, transfer.payout.id)).status, 'pending');
+    assert.deepEqual(await eventsOf(t, transfer.payout.id), [
+      { code: 'payout.created', previous: null, status: 'pending' },
+    ]);
+    startJobs();
+    await settled(api, transfer.payout.id, 'completed');
+    await waitUntil(
+      async () => (await api.get(`/api/v1/transfers/${transfer.id}`)).json().status === 'completed',
+      'transfer completed',
+      10_000,
+    );
+    assert.deepEqual(await balance(api, 'USD'), { available: '999900.00', held: '0.00' });
+    assert.deepEqual(await ledgerViolations(t.db.pool), []);
+  });
+
   it('refuses a payout beyond the balance with 400 INSUFFICIENT_FUNDS and leaves nothing behind', async () => {
     const api = await organisation();
     const ben = await beneficiary(t, api);

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ledgerViolations } from '../../src/balances/repository.ts';
+import { HAND_OFF_KIND, handOff } from '../../src/payments/payouts.ts';
 import type { JobRunner } from '../../src/platform/jobs/runner.ts';
 import { errorBody, startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
@@ -228,6 +229,64 @@ describe('payouts (D21, D24)', () => {
     expectStatus(twice, 400);
     assert.equal(errorBody(twice.body).code, 'INVALID_STATE');
     assert.match(errorBody(twice.body).error, /cancelled/);
+  });
+
+  it('cancels a pending payout whose hand-off a worker has claimed, without a deadlock; the hand-off then does nothing', async () => {
+    await jobs?.stop();
+    jobs = undefined;
+    const api = await organisation();
+    const ben = await beneficiary(t, api);
+    const payout = (
+      await api.post(PAYOUTS, { beneficiary_id: ben, currency: 'EUR', amount: '10.00' })
+    ).json() as PayoutJson;
+    // A worker's batch transaction has claimed the hand-off job (its row locked, as claimDueJobs does) and
+    // has not reached the payout yet.
+    const worker = await t.db.pool.connect();
+    try {
+      await worker.query('BEGIN');
+      const claimed = await worker.query<{ id: number }>(
+        'SELECT id FROM jobs WHERE dedupe_key = $1 FOR UPDATE SKIP LOCKED',
+        [`${HAND_OFF_KIND}:${payout.id}`],
+      );
+      assert.equal(claimed.rowCount, 1);
+      let answer: { statusCode: number; body: string } | undefined;
+      void api.post(`${PAYOUTS}/${payout.id}/cancel`).then((response) => {
+        answer = response;
+      });
+      // The cancel either answers or waits for a lock; then the worker's hand-off locks the payout.
+      await waitUntil(
+        async () =>
+          answer ??
+          (
+            await t.db.pool.query(
+              "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+            )
+          ).rowCount === 1,
+        'the cancel answered or waits for a lock',
+        10_000,
+      );
+      await handOff(worker, t.deps, payout.id);
+      await worker.query('DELETE FROM jobs WHERE id = $1', [claimed.rows[0]!.id]);
+      await worker.query('COMMIT');
+      const cancelled = await waitUntil(() => answer, 'the cancel answered', 10_000);
+      expectStatus(cancelled, 200);
+    } finally {
+      await worker.query('ROLLBACK').catch(() => {});
+      worker.release();
+    }
+    assert.equal((await payoutOf(api, payout.id)).status, 'cancelled');
+    assert.equal(
+      (await t.db.pool.query('SELECT 1 FROM payout_hand_offs WHERE payout_id = $1', [payout.id])).rowCount,
+      0,
+    );
+    assert.deepEqual(await balance(api, 'EUR'), { available: '1000000.00', held: '0.00' });
+    assert.deepEqual(
+      (await eventsOf(t, payout.id)).map((event) => [event.code, event.previous]),
+      [
+        ['payout.created', null],
+        ['payout.cancelled', 'pending'],
+      ],
+    );
   });
 
   it("refuses to cancel a transfer's payout leg, even while pending: the transfer owns it (D20)", async () => {

@@ -2,9 +2,11 @@
 // balances, balance transactions and events checked exactly.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import pino from 'pino';
 import { ledgerViolations } from '../../src/balances/repository.ts';
+import { withTransaction } from '../../src/db/pool.ts';
 import { HAND_OFF_KIND, handOff } from '../../src/payments/payouts.ts';
-import type { JobRunner } from '../../src/platform/jobs/runner.ts';
+import { type JobRunner, startJobRunner } from '../../src/platform/jobs/runner.ts';
 import { errorBody, startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { waitUntil } from '../helpers/wait.ts';
@@ -287,6 +289,87 @@ describe('payouts (D21, D24)', () => {
         ['payout.cancelled', 'pending'],
       ],
     );
+  });
+
+  it("runs each job in a transaction of its own: a job's locks never wait on the next, so a cancel meeting them does not deadlock", async () => {
+    await jobs?.stop();
+    jobs = undefined;
+    const api = await organisation();
+    const ben = await beneficiary(t, api);
+    const create = async () =>
+      (
+        await api.post(PAYOUTS, { beneficiary_id: ben, currency: 'EUR', amount: '10.00' })
+      ).json() as PayoutJson;
+    const first = await create();
+    const second = await create();
+    // The first is with its rail, its completion due; a job that pauses comes next, then the second's hand-off.
+    await withTransaction(t.db.pool, async (tx) => {
+      await tx.query('DELETE FROM jobs WHERE dedupe_key = $1', [`${HAND_OFF_KIND}:${first.id}`]);
+      await handOff(tx, t.deps, first.id);
+    });
+    await t.db.pool.query(
+      `UPDATE jobs SET run_at = now() - interval '3 seconds' WHERE payload->>'payout_id' = $1`,
+      [first.id],
+    );
+    await t.db.pool.query(
+      `INSERT INTO jobs (kind, payload, run_at) VALUES ('test.pause', '{}', now() - interval '2 seconds')`,
+    );
+    await t.db.pool.query(`UPDATE jobs SET run_at = now() - interval '1 second' WHERE dedupe_key = $1`, [
+      `${HAND_OFF_KIND}:${second.id}`,
+    ]);
+    let paused = false;
+    let resume = () => {};
+    const resumed = new Promise<void>((resolve) => {
+      resume = resolve;
+    });
+    const runner = startJobRunner(
+      { ...t.deps, config: { ...t.deps.config, jobConcurrency: 1 } },
+      pino({ level: 'silent' }),
+      {
+        listen: false,
+        maxIdleMs: 50,
+        handlers: {
+          'test.pause': async () => {
+            paused = true;
+            await resumed;
+          },
+        },
+      },
+    );
+    try {
+      await waitUntil(() => paused, 'the pausing job runs', 10_000);
+      // The first payout's completion has moved the organisation's held balance. The client cancels the
+      // second payout, which moves that balance too.
+      let answer: { statusCode: number; body: string } | undefined;
+      void api.post(`${PAYOUTS}/${second.id}/cancel`).then((response) => {
+        answer = response;
+      });
+      await waitUntil(
+        async () =>
+          answer ??
+          (
+            await t.db.pool.query(
+              "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+            )
+          ).rowCount === 1,
+        'the cancel answered or waits for a lock',
+        10_000,
+      );
+      resume();
+      expectStatus(await waitUntil(() => answer, 'the cancel answered', 10_000), 200);
+      await settled(api, first.id, 'completed');
+      await waitUntil(
+        async () => (await t.db.pool.query('SELECT 1 FROM jobs WHERE run_at <= now()')).rowCount === 0,
+        'nothing due',
+        10_000,
+      );
+    } finally {
+      resume();
+      await runner.stop();
+    }
+    assert.equal((await payoutOf(api, second.id)).status, 'cancelled');
+    assert.deepEqual(await balance(api, 'EUR'), { available: '999990.00', held: '0.00' });
+    assert.deepEqual(await ledgerViolations(t.db.pool), []);
   });
 
   it("refuses to cancel a transfer's payout leg, even while pending: the transfer owns it (D20)", async () => {

@@ -312,12 +312,21 @@ async function lockedPayout(
   return row;
 }
 
-/** The client's cancel: only while pending (D21); the amount goes back to the available balance. */
+/**
+ * The client's cancel: only while pending (D21); the amount goes back to the available balance. A
+ * transfer's payout leg is not cancelled on its own: its transfer is processing, which D20 does not let
+ * the client cancel, and a cancelled leg would neither complete nor refund the transfer.
+ */
 export async function cancelPayout(deps: AppDeps, organisationId: string, id: string): Promise<PayoutView> {
   return transactionGroups(deps.pool).run(organisationId, async (tx) => {
     const row = await lockedPayout(tx, organisationId, id);
     if (row.status !== 'pending')
       throw invalidState(`The payout is ${row.status}; only a pending payout can be cancelled`);
+    if (row.transfer_id !== null) {
+      throw invalidState(
+        `The payout is pending as the payout leg of transfer ${row.transfer_id}; it moves with its transfer and cannot be cancelled`,
+      );
+    }
     const cancelled = await movePayout(tx, deps, row, 'cancelled');
     await cancelJob(tx, `${HAND_OFF_KIND}:${row.id}`);
     return payoutView(cancelled);

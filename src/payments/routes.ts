@@ -168,7 +168,8 @@ export function registerPaymentRoutes(app: App, deps: AppDeps): void {
         operationId: 'cancelPayout',
         summary: 'Cancel a pending payout',
         description:
-          'Only a pending payout (400 INVALID_STATE otherwise); the amount returns to the available balance.',
+          'Only a pending payout of its own (400 INVALID_STATE otherwise, and for the payout leg of a transfer, ' +
+          'which moves with its transfer); the amount returns to the available balance.',
         security,
         params: PayoutIdParams,
         response: { 200: Payout, ...errorResponses(400, 404) },

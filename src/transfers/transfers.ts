@@ -522,6 +522,10 @@ export async function fundTransfer(
   amountText: string | undefined,
 ): Promise<TransferView> {
   return transactionGroups(deps.pool).run(organisationId, async (tx) => {
+    // The deposit leg is locked before the transfer, in the order a deposit's arrival takes them (the
+    // deposit, then its transfer through onDepositReceived): the other order deadlocks with it.
+    const seen = isPublicId('trf', id) ? await repo.findTransfer(tx, organisationId, id) : undefined;
+    if (seen?.deposit_id) await payments.lockDeposit(tx, organisationId, seen.deposit_id);
     const row = await locked(tx, organisationId, id);
     if (row.status !== 'awaiting_deposit' || row.deposit_id === null) {
       throw invalidState(`The transfer is ${row.status}; only a transfer awaiting its deposit can be funded`);

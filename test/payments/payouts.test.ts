@@ -2,8 +2,11 @@
 // balances, balance transactions and events checked exactly.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import pino from 'pino';
 import { ledgerViolations } from '../../src/balances/repository.ts';
-import type { JobRunner } from '../../src/platform/jobs/runner.ts';
+import { withTransaction } from '../../src/db/pool.ts';
+import { HAND_OFF_KIND, handOff } from '../../src/payments/payouts.ts';
+import { type JobRunner, startJobRunner } from '../../src/platform/jobs/runner.ts';
 import { errorBody, startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { waitUntil } from '../helpers/wait.ts';
@@ -228,6 +231,182 @@ describe('payouts (D21, D24)', () => {
     expectStatus(twice, 400);
     assert.equal(errorBody(twice.body).code, 'INVALID_STATE');
     assert.match(errorBody(twice.body).error, /cancelled/);
+  });
+
+  it('cancels a pending payout whose hand-off a worker has claimed, without a deadlock; the hand-off then does nothing', async () => {
+    await jobs?.stop();
+    jobs = undefined;
+    const api = await organisation();
+    const ben = await beneficiary(t, api);
+    const payout = (
+      await api.post(PAYOUTS, { beneficiary_id: ben, currency: 'EUR', amount: '10.00' })
+    ).json() as PayoutJson;
+    // A worker's batch transaction has claimed the hand-off job (its row locked, as claimDueJobs does) and
+    // has not reached the payout yet.
+    const worker = await t.db.pool.connect();
+    try {
+      await worker.query('BEGIN');
+      const claimed = await worker.query<{ id: number }>(
+        'SELECT id FROM jobs WHERE dedupe_key = $1 FOR UPDATE SKIP LOCKED',
+        [`${HAND_OFF_KIND}:${payout.id}`],
+      );
+      assert.equal(claimed.rowCount, 1);
+      let answer: { statusCode: number; body: string } | undefined;
+      void api.post(`${PAYOUTS}/${payout.id}/cancel`).then((response) => {
+        answer = response;
+      });
+      // The cancel either answers or waits for a lock; then the worker's hand-off locks the payout.
+      await waitUntil(
+        async () =>
+          answer ??
+          (
+            await t.db.pool.query(
+              "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+            )
+          ).rowCount === 1,
+        'the cancel answered or waits for a lock',
+        10_000,
+      );
+      await handOff(worker, t.deps, payout.id);
+      await worker.query('DELETE FROM jobs WHERE id = $1', [claimed.rows[0]!.id]);
+      await worker.query('COMMIT');
+      const cancelled = await waitUntil(() => answer, 'the cancel answered', 10_000);
+      expectStatus(cancelled, 200);
+    } finally {
+      await worker.query('ROLLBACK').catch(() => {});
+      worker.release();
+    }
+    assert.equal((await payoutOf(api, payout.id)).status, 'cancelled');
+    assert.equal(
+      (await t.db.pool.query('SELECT 1 FROM payout_hand_offs WHERE payout_id = $1', [payout.id])).rowCount,
+      0,
+    );
+    assert.deepEqual(await balance(api, 'EUR'), { available: '1000000.00', held: '0.00' });
+    assert.deepEqual(
+      (await eventsOf(t, payout.id)).map((event) => [event.code, event.previous]),
+      [
+        ['payout.created', null],
+        ['payout.cancelled', 'pending'],
+      ],
+    );
+  });
+
+  it("runs each job in a transaction of its own: a job's locks never wait on the next, so a cancel meeting them does not deadlock", async () => {
+    await jobs?.stop();
+    jobs = undefined;
+    const api = await organisation();
+    const ben = await beneficiary(t, api);
+    const create = async () =>
+      (
+        await api.post(PAYOUTS, { beneficiary_id: ben, currency: 'EUR', amount: '10.00' })
+      ).json() as PayoutJson;
+    const first = await create();
+    const second = await create();
+    // The first is with its rail, its completion due; a job that pauses comes next, then the second's hand-off.
+    await withTransaction(t.db.pool, async (tx) => {
+      await tx.query('DELETE FROM jobs WHERE dedupe_key = $1', [`${HAND_OFF_KIND}:${first.id}`]);
+      await handOff(tx, t.deps, first.id);
+    });
+    await t.db.pool.query(
+      `UPDATE jobs SET run_at = now() - interval '3 seconds' WHERE payload->>'payout_id' = $1`,
+      [first.id],
+    );
+    await t.db.pool.query(
+      `INSERT INTO jobs (kind, payload, run_at) VALUES ('test.pause', '{}', now() - interval '2 seconds')`,
+    );
+    await t.db.pool.query(`UPDATE jobs SET run_at = now() - interval '1 second' WHERE dedupe_key = $1`, [
+      `${HAND_OFF_KIND}:${second.id}`,
+    ]);
+    let paused = false;
+    let resume = () => {};
+    const resumed = new Promise<void>((resolve) => {
+      resume = resolve;
+    });
+    const runner = startJobRunner(
+      { ...t.deps, config: { ...t.deps.config, jobConcurrency: 1 } },
+      pino({ level: 'silent' }),
+      {
+        listen: false,
+        maxIdleMs: 50,
+        handlers: {
+          'test.pause': async () => {
+            paused = true;
+            await resumed;
+          },
+        },
+      },
+    );
+    try {
+      await waitUntil(() => paused, 'the pausing job runs', 10_000);
+      // The first payout's completion has moved the organisation's held balance. The client cancels the
+      // second payout, which moves that balance too.
+      let answer: { statusCode: number; body: string } | undefined;
+      void api.post(`${PAYOUTS}/${second.id}/cancel`).then((response) => {
+        answer = response;
+      });
+      await waitUntil(
+        async () =>
+          answer ??
+          (
+            await t.db.pool.query(
+              "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+            )
+          ).rowCount === 1,
+        'the cancel answered or waits for a lock',
+        10_000,
+      );
+      resume();
+      expectStatus(await waitUntil(() => answer, 'the cancel answered', 10_000), 200);
+      await settled(api, first.id, 'completed');
+      await waitUntil(
+        async () => (await t.db.pool.query('SELECT 1 FROM jobs WHERE run_at <= now()')).rowCount === 0,
+        'nothing due',
+        10_000,
+      );
+    } finally {
+      resume();
+      await runner.stop();
+    }
+    assert.equal((await payoutOf(api, second.id)).status, 'cancelled');
+    assert.deepEqual(await balance(api, 'EUR'), { available: '999990.00', held: '0.00' });
+    assert.deepEqual(await ledgerViolations(t.db.pool), []);
+  });
+
+  it("refuses to cancel a transfer's payout leg, even while pending: the transfer owns it (D20)", async () => {
+    await jobs?.stop();
+    jobs = undefined;
+    const api = await organisation();
+    const ben = await beneficiary(t, api);
+    const quote = await api.post('/api/v1/transfers/quotes', {
+      corridor_id: 'cor_0000SANDBX0000000000000001',
+      source_amount: '100.00',
+    });
+    expectStatus(quote, 201);
+    const confirmed = await api.post(`/api/v1/transfers/quotes/${quote.json().id}/confirm`, {
+      beneficiary_id: ben,
+      funding_method: 'balance',
+    });
+    expectStatus(confirmed, 201);
+    const transfer = confirmed.json() as { id: string; payout: PayoutJson };
+    assert.equal(transfer.payout.status, 'pending');
+    const cancel = await api.post(`${PAYOUTS}/${transfer.payout.id}/cancel`);
+    expectStatus(cancel, 400);
+    assert.equal(errorBody(cancel.body).code, 'INVALID_STATE');
+    assert.match(errorBody(cancel.body).error, /pending.*transfer/);
+    // Nothing moved: the leg still goes to its rail, and the transfer completes with it.
+    assert.equal((await payoutOf(api, transfer.payout.id)).status, 'pending');
+    assert.deepEqual(await eventsOf(t, transfer.payout.id), [
+      { code: 'payout.created', previous: null, status: 'pending' },
+    ]);
+    startJobs();
+    await settled(api, transfer.payout.id, 'completed');
+    await waitUntil(
+      async () => (await api.get(`/api/v1/transfers/${transfer.id}`)).json().status === 'completed',
+      'transfer completed',
+      10_000,
+    );
+    assert.deepEqual(await balance(api, 'USD'), { available: '999900.00', held: '0.00' });
+    assert.deepEqual(await ledgerViolations(t.db.pool), []);
   });
 
   it('refuses a payout beyond the balance with 400 INSUFFICIENT_FUNDS and leaves nothing behind', async () => {

@@ -3,7 +3,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ledgerViolations } from '../../src/balances/repository.ts';
+import { creditDeposit } from '../../src/payments/deposits.ts';
+import { lockDeposit } from '../../src/payments/repository.ts';
 import type { JobRunner } from '../../src/platform/jobs/runner.ts';
+import { Decimal } from '../../src/platform/money.ts';
 import { errorBody, startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { waitUntil } from '../helpers/wait.ts';
@@ -224,6 +227,49 @@ describe('transfers (D20)', () => {
       ['transfer.processing', 'awaiting_deposit'],
       ['transfer.completed', 'processing'],
     ]);
+  });
+
+  it("funds a transfer without a deadlock while its deposit's funds arrive the other way (deposit, then transfer)", async () => {
+    const api = await organisation();
+    const ben = await beneficiary(t, api);
+    const transfer = (
+      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
+    ).json() as TransferJson;
+    const depositId = transfer.deposit!.id;
+    // The funds arrive through the deposit (as POST /api/v1/sandbox/deposits/{id}/receive and the operator's
+    // receive do): the deposit is locked first, and the transfer when the credit reaches it.
+    const arrival = await t.db.pool.connect();
+    let answer: { statusCode: number; body: string } | undefined;
+    try {
+      await arrival.query('BEGIN');
+      const deposit = (await lockDeposit(arrival, api.tenant.organisationId, depositId))!;
+      void api.post(`/api/v1/sandbox/transfers/${transfer.id}/fund`).then((response) => {
+        answer = response;
+      });
+      await waitUntil(
+        async () =>
+          answer ??
+          (
+            await t.db.pool.query(
+              "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+            )
+          ).rowCount === 1,
+        'the sandbox funding answered or waits for a lock',
+        10_000,
+      );
+      await creditDeposit(arrival, t.deps, deposit, new Decimal(deposit.expected_amount!));
+      await arrival.query('COMMIT');
+    } finally {
+      await arrival.query('ROLLBACK').catch(() => {});
+      arrival.release();
+    }
+    // The arrival funded it first; the sandbox's funding then finds it funded.
+    const funding = await waitUntil(() => answer, 'the sandbox funding answered', 10_000);
+    assert.equal(funding.statusCode, 400, funding.body);
+    assert.equal(errorBody(funding.body).code, 'INVALID_STATE');
+    await reaches(api, transfer.id, 'completed');
+    assert.deepEqual(await balance(api, 'USD'), { available: '1000000.00', held: '0.00' });
+    assert.deepEqual(await ledgerViolations(t.db.pool), []);
   });
 
   it('credits an under-payment to the balance and keeps waiting; an over-payment leaves the excess', async () => {

@@ -42,11 +42,16 @@ export async function insertJob(db: Queryable, job: NewJob): Promise<boolean> {
   return result.rowCount === 1;
 }
 
-/** Removes a pending job by its dedupe key (a funded transfer's expiry, say); true if there was one. */
+/**
+ * Removes a pending job by its dedupe key (a funded transfer's expiry, say); true if there was one. A job a
+ * runner has claimed is left to it: the runner holds the job's row and then locks the resource, while the
+ * caller already holds the resource, so waiting for the row would deadlock. The caller's change commits
+ * first and the job, finding its resource moved on, does nothing (every handler checks the state first).
+ */
 export async function deleteJobByKey(db: Queryable, dedupeKey: string): Promise<boolean> {
   const result = await db.query({
     name: 'jobs.delete_by_key',
-    text: 'DELETE FROM jobs WHERE dedupe_key = $1',
+    text: `DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE dedupe_key = $1 FOR UPDATE SKIP LOCKED)`,
     values: [dedupeKey],
   });
   return (result.rowCount ?? 0) > 0;

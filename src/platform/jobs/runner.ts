@@ -22,7 +22,11 @@ export interface JobRunner {
 }
 
 export interface JobRunnerOptions {
-  /** Jobs locked per transaction. */
+  /**
+   * Jobs locked per transaction (default 1). More than one lets a job's locks (a payout, an organisation's
+   * balance) wait on the next job's, in an order nobody else follows: a client's request that takes them
+   * the other way deadlocks, and is the victim when it began waiting first.
+   */
   batchSize?: number;
   /** Longest sleep without a notification (a backstop for lost NOTIFYs). */
   maxIdleMs?: number;
@@ -68,7 +72,7 @@ export function startJobRunner(deps: AppDeps, log: Logger, options: JobRunnerOpt
   // A runner claims only the kinds it has handlers for: during a rolling deploy an older worker leaves a
   // newer kind to the workers that know it.
   const kinds = Object.keys(handlers);
-  const batchSize = options.batchSize ?? 32;
+  const batchSize = options.batchSize ?? 1;
   const maxIdleMs = Math.min(options.maxIdleMs ?? repo.RUNNER_MAX_IDLE_MS, repo.RUNNER_MAX_IDLE_MS);
   const lanes = deps.config.jobConcurrency;
   let stopped = false;

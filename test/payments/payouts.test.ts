@@ -9,7 +9,7 @@ import { HAND_OFF_KIND, handOff } from '../../src/payments/payouts.ts';
 import { type JobRunner, startJobRunner } from '../../src/platform/jobs/runner.ts';
 import { errorBody, startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
-import { waitUntil } from '../helpers/wait.ts';
+import { sendAgainstLocks, waitUntil } from '../helpers/wait.ts';
 import { activeSubscription, client } from '../webhooks/fixtures.ts';
 import {
   balance,
@@ -251,27 +251,16 @@ describe('payouts (D21, D24)', () => {
         [`${HAND_OFF_KIND}:${payout.id}`],
       );
       assert.equal(claimed.rowCount, 1);
-      let answer: { statusCode: number; body: string } | undefined;
-      void api.post(`${PAYOUTS}/${payout.id}/cancel`).then((response) => {
-        answer = response;
-      });
       // The cancel either answers or waits for a lock; then the worker's hand-off locks the payout.
-      await waitUntil(
-        async () =>
-          answer ??
-          (
-            await t.db.pool.query(
-              "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
-            )
-          ).rowCount === 1,
-        'the cancel answered or waits for a lock',
-        10_000,
+      const answer = await sendAgainstLocks(
+        t.db.pool,
+        () => api.post(`${PAYOUTS}/${payout.id}/cancel`),
+        'the cancel',
       );
       await handOff(worker, t.deps, payout.id);
       await worker.query('DELETE FROM jobs WHERE id = $1', [claimed.rows[0]!.id]);
       await worker.query('COMMIT');
-      const cancelled = await waitUntil(() => answer, 'the cancel answered', 10_000);
-      expectStatus(cancelled, 200);
+      expectStatus(await answer(), 200);
     } finally {
       await worker.query('ROLLBACK').catch(() => {});
       worker.release();
@@ -340,23 +329,13 @@ describe('payouts (D21, D24)', () => {
       await waitUntil(() => paused, 'the pausing job runs', 10_000);
       // The first payout's completion has moved the organisation's held balance. The client cancels the
       // second payout, which moves that balance too.
-      let answer: { statusCode: number; body: string } | undefined;
-      void api.post(`${PAYOUTS}/${second.id}/cancel`).then((response) => {
-        answer = response;
-      });
-      await waitUntil(
-        async () =>
-          answer ??
-          (
-            await t.db.pool.query(
-              "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
-            )
-          ).rowCount === 1,
-        'the cancel answered or waits for a lock',
-        10_000,
+      const answer = await sendAgainstLocks(
+        t.db.pool,
+        () => api.post(`${PAYOUTS}/${second.id}/cancel`),
+        'the cancel',
       );
       resume();
-      expectStatus(await waitUntil(() => answer, 'the cancel answered', 10_000), 200);
+      expectStatus(await answer(), 200);
       await settled(api, first.id, 'completed');
       await waitUntil(
         async () => (await t.db.pool.query('SELECT 1 FROM jobs WHERE run_at <= now()')).rowCount === 0,

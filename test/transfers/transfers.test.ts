@@ -9,7 +9,7 @@ import type { JobRunner } from '../../src/platform/jobs/runner.ts';
 import { Decimal } from '../../src/platform/money.ts';
 import { errorBody, startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
-import { waitUntil } from '../helpers/wait.ts';
+import { sendAgainstLocks, waitUntil } from '../helpers/wait.ts';
 import {
   balance,
   beneficiary,
@@ -239,23 +239,14 @@ describe('transfers (D20)', () => {
     // The funds arrive through the deposit (as POST /api/v1/sandbox/deposits/{id}/receive and the operator's
     // receive do): the deposit is locked first, and the transfer when the credit reaches it.
     const arrival = await t.db.pool.connect();
-    let answer: { statusCode: number; body: string } | undefined;
+    let answer: (() => Promise<{ statusCode: number; body: string }>) | undefined;
     try {
       await arrival.query('BEGIN');
       const deposit = (await lockDeposit(arrival, api.tenant.organisationId, depositId))!;
-      void api.post(`/api/v1/sandbox/transfers/${transfer.id}/fund`).then((response) => {
-        answer = response;
-      });
-      await waitUntil(
-        async () =>
-          answer ??
-          (
-            await t.db.pool.query(
-              "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
-            )
-          ).rowCount === 1,
-        'the sandbox funding answered or waits for a lock',
-        10_000,
+      answer = await sendAgainstLocks(
+        t.db.pool,
+        () => api.post(`/api/v1/sandbox/transfers/${transfer.id}/fund`),
+        'the sandbox funding',
       );
       await creditDeposit(arrival, t.deps, deposit, new Decimal(deposit.expected_amount!));
       await arrival.query('COMMIT');
@@ -264,7 +255,7 @@ describe('transfers (D20)', () => {
       arrival.release();
     }
     // The arrival funded it first; the sandbox's funding then finds it funded.
-    const funding = await waitUntil(() => answer, 'the sandbox funding answered', 10_000);
+    const funding = await answer!();
     assert.equal(funding.statusCode, 400, funding.body);
     assert.equal(errorBody(funding.body).code, 'INVALID_STATE');
     await reaches(api, transfer.id, 'completed');

@@ -241,7 +241,7 @@ describe('payouts (D21, D24)', () => {
     const payout = (
       await api.post(PAYOUTS, { beneficiary_id: ben, currency: 'EUR', amount: '10.00' })
     ).json() as PayoutJson;
-    // A worker's batch transaction has claimed the hand-off job (its row locked, as claimDueJobs does) and
+    // A worker's job transaction has taken the hand-off job (its row locked by the job's delete) and
     // has not reached the payout yet.
     const worker = await t.db.pool.connect();
     try {

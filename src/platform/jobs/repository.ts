@@ -58,21 +58,43 @@ export async function deleteJobByKey(db: Queryable, dedupeKey: string): Promise<
 }
 
 /**
- * Locks up to `limit` due jobs for the caller's transaction; jobs another runner holds are skipped.
- * The lock lasts as long as the transaction: a runner that dies releases them with its connection.
+ * Claims up to `limit` due jobs for the caller's connection with session advisory locks (the Que pattern):
+ * another runner skips them, and they are released by `releaseClaims` or when the connection goes (a
+ * runner that dies leaves its jobs to the others at once). A claim locks no row, so each job can then run
+ * in a transaction of its own on the same connection: one commit's locks never wait on the next job's.
  */
 export async function claimDueJobs(db: Queryable, kinds: string[], limit: number): Promise<JobRow[]> {
   const result = await db.query<JobRow>({
     name: 'jobs.claim',
-    text: `SELECT id, kind, payload, attempts FROM jobs
-           WHERE run_at <= now() AND kind = ANY($1::text[]) ORDER BY run_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`,
+    // Locks are tried in due order on the first due rows only until `limit` are held (no sort above the
+    // lock: a lock taken on a row not returned would hold that job back until the claims are released).
+    text: `SELECT id, kind, payload, attempts FROM (
+             SELECT id, kind, payload, attempts FROM jobs
+             WHERE run_at <= now() AND kind = ANY($1::text[]) ORDER BY run_at, id LIMIT $2 * 4
+           ) AS due
+           WHERE pg_try_advisory_lock(${CLAIM_KEY_BASE}::bigint | id)
+           LIMIT $2`,
     values: [kinds, limit],
   });
   return result.rows;
 }
 
-export async function deleteJob(db: Queryable, id: number): Promise<void> {
-  await db.query({ name: 'jobs.delete', text: 'DELETE FROM jobs WHERE id = $1', values: [id] });
+/** Advisory lock keys of job claims: the job id with bit 62 set, apart from the service's other keys. */
+const CLAIM_KEY_BASE = '4611686018427387904';
+
+/** Releases the connection's claims (every session advisory lock it holds). */
+export async function releaseClaims(db: Queryable): Promise<void> {
+  await db.query({ name: 'jobs.release_claims', text: 'SELECT pg_advisory_unlock_all()' });
+}
+
+/** Deletes the job; false if it is gone (cancelled since its claim, or run by another runner). */
+export async function deleteJob(db: Queryable, id: number): Promise<boolean> {
+  const result = await db.query({
+    name: 'jobs.delete',
+    text: 'DELETE FROM jobs WHERE id = $1',
+    values: [id],
+  });
+  return result.rowCount === 1;
 }
 
 export async function retryJobLater(

@@ -1,7 +1,10 @@
 // Durable timers (D21): quote, transfer and deposit expiries and the sandbox's steps run in the worker
-// role from job rows in PostgreSQL. A job runs inside the transaction that deletes it and holds its row
-// lock (FOR UPDATE SKIP LOCKED): its effects and its removal commit together, a worker that dies mid-way
-// rolls both back and leaves the job to another worker, and no two workers run one job at once.
+// role from job rows in PostgreSQL. A runner claims a batch of due jobs with session advisory locks, then
+// runs each in a transaction of its own that deletes it first: its effects and its removal commit
+// together, a worker that dies mid-way rolls both back and its claims go with its connection, and no two
+// workers run one job at once (the claim keeps other runners away; the delete decides). One transaction
+// per job, because a job holding the previous job's locks (a payout, a balance) while it takes the next
+// one's deadlocks with a client's request that takes them the other way.
 //
 // A table of our own rather than graphile-worker or pg-boss: those run jobs outside the caller's
 // transaction (at-least-once, with a lease), keep their own schema and migrations beside ours, and
@@ -22,11 +25,7 @@ export interface JobRunner {
 }
 
 export interface JobRunnerOptions {
-  /**
-   * Jobs locked per transaction (default 1). More than one lets a job's locks (a payout, an organisation's
-   * balance) wait on the next job's, in an order nobody else follows: a client's request that takes them
-   * the other way deadlocks, and is the victim when it began waiting first.
-   */
+  /** Jobs claimed at once (each still runs in a transaction of its own). */
   batchSize?: number;
   /** Longest sleep without a notification (a backstop for lost NOTIFYs). */
   maxIdleMs?: number;
@@ -72,7 +71,7 @@ export function startJobRunner(deps: AppDeps, log: Logger, options: JobRunnerOpt
   // A runner claims only the kinds it has handlers for: during a rolling deploy an older worker leaves a
   // newer kind to the workers that know it.
   const kinds = Object.keys(handlers);
-  const batchSize = options.batchSize ?? 1;
+  const batchSize = options.batchSize ?? 16;
   const maxIdleMs = Math.min(options.maxIdleMs ?? repo.RUNNER_MAX_IDLE_MS, repo.RUNNER_MAX_IDLE_MS);
   const lanes = deps.config.jobConcurrency;
   let stopped = false;
@@ -94,31 +93,52 @@ export function startJobRunner(deps: AppDeps, log: Logger, options: JobRunnerOpt
       sleepers.add(done);
     });
 
-  /** Runs one batch of due jobs; returns how many were due. */
-  const runBatch = async (): Promise<number> =>
-    withTransaction(deps.pool, async (tx) => {
-      const jobs = await repo.claimDueJobs(tx, kinds, batchSize);
+  /** Runs one job in a transaction of its own on the claiming connection. */
+  const runJob = async (client: PoolClient, job: repo.JobRow): Promise<void> => {
+    try {
+      await client.query('BEGIN');
+      // Deleted first, so that a handler may schedule the next job of the same dedupe key; a job
+      // cancelled since its claim is gone, and runs no more.
+      if (await repo.deleteJob(client, job.id)) await handlers[job.kind]!(client, job.payload, deps);
+      await client.query('COMMIT');
+      deps.metrics.jobsRun.inc({ kind: job.kind, outcome: 'done' });
+    } catch (error) {
+      await client.query('ROLLBACK');
+      const delay = retryDelayMs(job.attempts);
+      await repo.retryJobLater(client, job.id, delay, (error as Error).message ?? String(error));
+      deps.metrics.jobsRun.inc({ kind: job.kind, outcome: 'failed' });
+      log.warn(
+        { err: error, job_id: job.id, kind: job.kind, retry_in_ms: delay },
+        'job failed; retrying later',
+      );
+    }
+  };
+
+  /** Claims and runs one batch of due jobs; returns how many were claimed. */
+  const runBatch = async (): Promise<number> => {
+    const client = await deps.pool.connect();
+    let broken: Error | undefined;
+    const onError = (error: Error) => {
+      broken = error;
+    };
+    client.on('error', onError);
+    try {
+      const jobs = await repo.claimDueJobs(client, kinds, batchSize);
       for (const job of jobs) {
-        await tx.query('SAVEPOINT job');
-        try {
-          // Deleted first, so that a handler may schedule the next job of the same dedupe key.
-          await repo.deleteJob(tx, job.id);
-          await handlers[job.kind]!(tx, job.payload, deps);
-          await tx.query('RELEASE SAVEPOINT job');
-          deps.metrics.jobsRun.inc({ kind: job.kind, outcome: 'done' });
-        } catch (error) {
-          await tx.query('ROLLBACK TO SAVEPOINT job');
-          const delay = retryDelayMs(job.attempts);
-          await repo.retryJobLater(tx, job.id, delay, (error as Error).message ?? String(error));
-          deps.metrics.jobsRun.inc({ kind: job.kind, outcome: 'failed' });
-          log.warn(
-            { err: error, job_id: job.id, kind: job.kind, retry_in_ms: delay },
-            'job failed; retrying later',
-          );
-        }
+        if (stopped) break; // the claims left are released below, for the other runners
+        await runJob(client, job);
       }
+      await repo.releaseClaims(client);
       return jobs.length;
-    });
+    } catch (error) {
+      // A connection whose claims may outlive this batch is closed, which releases them.
+      broken ??= error as Error;
+      throw error;
+    } finally {
+      client.removeListener('error', onError);
+      client.release(broken);
+    }
+  };
 
   const lane = async () => {
     while (!stopped) {

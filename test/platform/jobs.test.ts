@@ -195,6 +195,59 @@ describe('durable timers (D21)', () => {
     assert.equal(await withTransaction(t.db.pool, (tx) => cancelJob(tx, 'dedupe:x')), false);
   });
 
+  it('runs a batch one job per transaction: a job claimed then cancelled does not run, and claims are released', async () => {
+    let resume!: () => void;
+    const resumed = new Promise<void>((resolve) => {
+      resume = resolve;
+    });
+    let started = false;
+    let backend: number | undefined;
+    const due = new Date(Date.now() - 1_000);
+    await schedule('test.batch-pause', 'batch-first', new Date(due.getTime() - 1));
+    await schedule('test.batch-second', 'batch-second', due, 'batch:second');
+    await schedule('test.batch-second', 'batch-third', due);
+    // One lane, so that one claim takes the three.
+    const runner = startJobRunner({ ...t.deps, config: { ...t.deps.config, jobConcurrency: 1 } }, silent, {
+      listen: false,
+      maxIdleMs: 200,
+      handlers: {
+        'test.batch-pause': async (tx, payload) => {
+          await record('batch')(tx, payload, t.deps);
+          backend = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+          started = true;
+          await resumed;
+        },
+        'test.batch-second': record('batch'),
+      },
+    });
+    runners.push(runner);
+    await waitUntil(() => started, 'the first job of the batch runs');
+    // The later jobs are claimed by the same runner: advisory locks of its connection, no row lock.
+    const claims = await t.db.pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = $1",
+      [backend],
+    );
+    assert.equal(claims.rows[0]!.n, 3);
+    // A client cancels the second meanwhile: its row is not locked, so the cancel does not wait.
+    assert.equal(await withTransaction(t.db.pool, (tx) => cancelJob(tx, 'batch:second')), true);
+    resume();
+    await waitUntil(async () => (await runsOf('batch-third')).length === 1, 'the third job runs');
+    assert.deepEqual(await runsOf('batch-first'), ['batch']);
+    assert.deepEqual(await runsOf('batch-second'), [], 'cancelled after its claim: not run');
+    await waitUntil(
+      async () =>
+        (
+          await t.db.pool.query<{ n: number }>(
+            "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = $1",
+            [backend],
+          )
+        ).rows[0]!.n === 0,
+      'the claims are released after the batch',
+    );
+    await runner.stop();
+    runners.splice(runners.indexOf(runner), 1);
+  });
+
   it('schedules the hourly purge of expired idempotency keys once, however many runners start', async () => {
     await waitUntil(async () => {
       const rows = await t.db.pool.query("SELECT 1 FROM jobs WHERE kind = 'platform.purge_idempotency_keys'");

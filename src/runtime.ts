@@ -4,6 +4,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { createAppDeps } from './areas.ts';
+import { ensurePlatformAccounts } from './balances/ledger.ts';
 import type { Config } from './config.ts';
 import { type EmbeddedServer, startEmbeddedPostgres } from './db/embedded.ts';
 import { migrate } from './db/migrate.ts';
@@ -48,6 +49,11 @@ export async function openRuntime(config: Config, log: Logger, applicationName: 
       secretBox: new SecretBox(await encryptionKey(config)),
       metrics: new Metrics(),
     });
+    // Before any posting: a posting that created a platform account could deadlock (Area.platformAccounts).
+    await ensurePlatformAccounts(
+      pool,
+      deps.areas.flatMap((area) => area.platformAccounts?.(config) ?? []),
+    );
     return {
       deps,
       embedded,

@@ -1,10 +1,10 @@
 // The ledger's API (D21): the only way money moves. Another area posts inside its own transaction, the
 // one that changes its resource's state and publishes its event, so the three commit together.
-import type { PoolClient } from '../db/pool.ts';
+import type { PoolClient, Queryable } from '../db/pool.ts';
 import { pgErrorCode } from '../db/pool.ts';
 import { AppError } from '../platform/errors.ts';
 import { newPublicId } from '../platform/ids.ts';
-import { Decimal, formatAmount } from '../platform/money.ts';
+import { Decimal, formatAmount, knownCurrencyCodes } from '../platform/money.ts';
 import * as repo from './repository.ts';
 
 export type TransactionType =
@@ -123,3 +123,12 @@ export const held = (organisationId: string, currency: string): OrganisationAcco
 });
 
 export const platform = (name: string, currency: string): PlatformAccount => ({ platform: name, currency });
+
+/**
+ * Creates the platform accounts `names` in every currency `findCurrency` knows, where missing, in one
+ * order (as ledger_post creates accounts): a posting then never creates a platform account (see
+ * Area.platformAccounts). Idempotent; several processes may run it at once.
+ */
+export async function ensurePlatformAccounts(db: Queryable, names: readonly string[]): Promise<void> {
+  await repo.insertPlatformAccounts(db, [...new Set(names)], knownCurrencyCodes());
+}

@@ -4,7 +4,7 @@ import type { Area } from '../platform/area.ts';
 import { PAYMENT_SCOPES } from '../platform/scopes.ts';
 import { balanceCurrencies } from './repository.ts';
 import { registerBalanceRoutes, registerBalanceSandboxRoutes } from './routes.ts';
-import { seedOpeningBalances } from './service.ts';
+import { SANDBOX_FUNDING, seedOpeningBalances } from './service.ts';
 
 export const balancesArea: Area = {
   name: 'balances',
@@ -12,5 +12,6 @@ export const balancesArea: Area = {
   routes: registerBalanceRoutes,
   sandboxRoutes: registerBalanceSandboxRoutes,
   seedOrganisation: (tx, organisationId) => seedOpeningBalances(tx, organisationId),
+  platformAccounts: () => [SANDBOX_FUNDING],
   currenciesInUse: balanceCurrencies,
 };

@@ -69,6 +69,21 @@ export async function postTransactions(
   );
 }
 
+/** Creates the platform accounts of every name in every currency, where missing, in (name, currency) order. */
+export async function insertPlatformAccounts(
+  db: Queryable,
+  names: string[],
+  currencies: string[],
+): Promise<void> {
+  await db.query(
+    `INSERT INTO ledger_accounts (organisation_id, name, currency, balance)
+     SELECT NULL, name, currency, NULL FROM unnest($1::text[]) AS name CROSS JOIN unnest($2::text[]) AS currency
+     ORDER BY name, currency
+     ON CONFLICT DO NOTHING`,
+    [names, currencies],
+  );
+}
+
 export interface BalanceRow {
   currency: string;
   available: string;

@@ -2,12 +2,13 @@
 // public keys (src/config.ts reads and checks the keys), and inbound funds to them, recorded as deposits of
 // the payments area (inbound.ts). A crypto deposit or transfer gets an address of its own through
 // `allocateDepositAddress`.
+import { railAccount } from '../payments/payouts.ts';
 import type { Area, CliCommand } from '../platform/area.ts';
 import { validationFailed } from '../platform/errors.ts';
 import { PAYMENT_SCOPES } from '../platform/scopes.ts';
 import { SANDBOX_CONFIRM_KIND, sandboxConfirm } from './inbound.ts';
 import { registerInboundAdminRoutes, registerInboundSandboxRoutes } from './inbound-routes.ts';
-import { isNetworkCode } from './networks.ts';
+import { isNetworkCode, NETWORK_CODES } from './networks.ts';
 import { registerCryptoAdminRoutes, registerCryptoRoutes } from './routes.ts';
 import { openDepositAddress } from './service.ts';
 
@@ -27,6 +28,8 @@ const accountKeysCommand: CliCommand = {
 export const cryptoArea: Area = {
   name: 'crypto',
   scopes: [PAYMENT_SCOPES.cryptoRead, PAYMENT_SCOPES.cryptoWrite],
+  // Chain deposits come in through each network's rail (a payments deposit of method crypto).
+  platformAccounts: () => NETWORK_CODES.map((network) => railAccount(network, 'crypto')),
   eventTypes: [
     { code: 'deposit_address.created', description: 'A crypto deposit address was created.' },
     { code: 'deposit_address.disabled', description: 'A crypto deposit address was disabled.' },

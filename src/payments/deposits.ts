@@ -17,6 +17,7 @@ import { Decimal, findCurrency, formatAmount, parseAmount } from '../platform/mo
 import { type Page, toPage, toSearchQuery } from '../platform/search.ts';
 import { toIso } from '../platform/time.ts';
 import { publishResourceEvent } from '../webhooks/publish.ts';
+import { railAccount } from './payouts.ts';
 import * as repo from './repository.ts';
 import type { CreateDepositInput, DepositSearchInput, DepositView } from './schemas.ts';
 
@@ -248,7 +249,7 @@ export async function moveDeposit(
 
 /** The ledger account a deposit's money comes from. */
 const inboundRail = (deps: AppDeps, row: repo.DepositRow) =>
-  row.method === 'crypto' ? `rail:crypto:${row.network}` : `rail:${deps.config.paymentConnector}`;
+  row.method === 'crypto' ? railAccount(row.network!, 'crypto') : railAccount(deps.config.paymentConnector);
 
 /**
  * Credits a pending or detected deposit with what arrived (D21): the whole amount goes to the available

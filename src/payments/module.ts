@@ -4,7 +4,15 @@ import type { Area, EventType } from '../platform/area.ts';
 import { PAYMENT_SCOPES } from '../platform/scopes.ts';
 import { SANDBOX_STEP_KIND } from './connectors/sandbox.ts';
 import { EXPIRE_DEPOSIT_KIND, expireDeposit } from './deposits.ts';
-import { HAND_OFF_KIND, handOff, sandboxStep } from './payouts.ts';
+import {
+  connectorNames,
+  FX_POSITION,
+  HAND_OFF_KIND,
+  handOff,
+  railAccount,
+  sandboxStep,
+  TRANSFER_CLEARING,
+} from './payouts.ts';
 import { registerPaymentAdminRoutes, registerPaymentRoutes, registerPaymentSandboxRoutes } from './routes.ts';
 
 const EVENT_TYPES: readonly EventType[] = [
@@ -29,6 +37,12 @@ export const paymentsArea: Area = {
   routes: registerPaymentRoutes,
   sandboxRoutes: registerPaymentSandboxRoutes,
   adminRoutes: registerPaymentAdminRoutes,
+  // The transfers area's clearing and FX accounts are named here, beside the payout legs that use them.
+  platformAccounts: () => [
+    ...connectorNames().map((name) => railAccount(name)),
+    TRANSFER_CLEARING,
+    FX_POSITION,
+  ],
   jobs: {
     [EXPIRE_DEPOSIT_KIND]: (tx, payload, deps) => expireDeposit(tx, deps, String(payload.deposit_id)),
     [HAND_OFF_KIND]: (tx, payload, deps) => handOff(tx, deps, String(payload.payout_id)),

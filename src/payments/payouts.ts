@@ -34,6 +34,9 @@ const CONNECTORS: Readonly<Record<string, RailConnector>> = {
   manual: manualConnector,
 };
 
+/** The names of the rail connectors a payout may have. */
+export const connectorNames = (): string[] => Object.keys(CONNECTORS);
+
 type Status = repo.PayoutRow['status'];
 
 /** What each status may become (D21); anything else is 400 INVALID_STATE. */
@@ -91,6 +94,10 @@ export async function destinationOf(
 }
 
 /** Where a transfer's money waits between its funding and its payout (D20): platform accounts. */
+/** The platform account of a connector's rail, or of a crypto network's. */
+export const railAccount = (connectorOrNetwork: string, method: 'bank' | 'crypto' = 'bank'): string =>
+  method === 'crypto' ? `rail:crypto:${connectorOrNetwork}` : `rail:${connectorOrNetwork}`;
+
 export const TRANSFER_CLEARING = 'transfers_clearing';
 export const FX_POSITION = 'fx';
 
@@ -253,7 +260,7 @@ async function movePayout(
   }
   const amount = new Decimal(row.amount);
   const org = row.organisation_id;
-  const rail = ledger.platform(`rail:${row.connector}`, row.currency);
+  const rail = ledger.platform(railAccount(row.connector), row.currency);
   const { waiting, back } = payoutAccounts(row);
   const move = (
     type: 'payout' | 'payout_reversal',

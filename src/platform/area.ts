@@ -67,6 +67,13 @@ export interface Area {
   seedSandbox?(deps: AppDeps): Promise<void>;
   /** Sandbox data every organisation gets when it is created (D24), in the creating transaction. */
   seedOrganisation?(tx: PoolClient, organisationId: string, deps: AppDeps): Promise<void>;
+  /**
+   * Names of the platform ledger accounts this area posts to (D21). Each is created for every currency at
+   * start-up (`ensurePlatformAccounts`), so that no posting creates one: a transaction that creates an
+   * account holds its new row until it commits, and one that also debits a balance could deadlock with
+   * another that holds that balance and posts to the same new account.
+   */
+  platformAccounts?(config: AppDeps['config']): readonly string[];
   /** Durable timer handlers by job kind (D21); kinds are `<area>.<action>`. */
   jobs?: Readonly<Record<string, JobHandler>>;
   /** Operator CLI commands. */

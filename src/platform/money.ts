@@ -84,6 +84,9 @@ export function currencyOf(code: string): Currency {
 
 export const isCryptoAsset = (code: string): boolean => CRYPTO[code] !== undefined;
 
+/** Every code `findCurrency` knows. */
+export const knownCurrencyCodes = (): string[] => [...FIAT.keys(), ...Object.keys(CRYPTO)];
+
 /** A request amount (D14): digits with an optional fraction; no sign, no exponent, no spaces. */
 const AMOUNT = /^(0|[1-9]\d{0,17})(\.\d{1,18})?$/;
 

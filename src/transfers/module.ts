@@ -6,6 +6,7 @@ import { registerTransferRoutes, registerTransferSandboxRoutes } from './routes.
 import {
   EXPIRE_TRANSFER_KIND,
   expireTransferJob,
+  FEES,
   onDepositReceived,
   onPayoutMoved,
   onScreeningReviewed,
@@ -28,6 +29,7 @@ export const transfersArea: Area = {
   scopes: [PAYMENT_SCOPES.transfersRead, PAYMENT_SCOPES.transfersWrite],
   eventTypes: EVENT_TYPES,
   routes: registerTransferRoutes,
+  platformAccounts: () => [FEES],
   sandboxRoutes: registerTransferSandboxRoutes,
   jobs: {
     [EXPIRE_QUOTE_KIND]: (tx, payload) => expireQuoteJob(tx, String(payload.quote_id)),

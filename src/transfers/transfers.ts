@@ -43,6 +43,9 @@ import { acceptQuote, expireIfDue } from './quotes.ts';
 import * as repo from './transfer-repository.ts';
 import type { ConfirmInput, TransferSearchInput, TransferStatus, TransferView } from './transfer-schemas.ts';
 
+/** The platform account that earns the transfers' fees (D20, D21). */
+export const FEES = 'fees';
+
 export const EXPIRE_TRANSFER_KIND = 'transfers.expire_transfer';
 
 /** What each status may become (D20); anything else is 400 INVALID_STATE. */
@@ -146,7 +149,7 @@ async function fund(tx: PoolClient, row: repo.TransferRow): Promise<void> {
       resourceId: row.id,
       postings: [
         { account: available, amount: fee.negated() },
-        { account: ledger.platform('fees', row.source_currency), amount: fee },
+        { account: ledger.platform(FEES, row.source_currency), amount: fee },
       ],
     });
   }
@@ -167,7 +170,7 @@ async function refund(tx: PoolClient, row: repo.TransferRow, from: 'clearing' | 
   ];
   if (fee.gt(0)) {
     postings.push(
-      { account: ledger.platform('fees', row.source_currency), amount: fee.negated() },
+      { account: ledger.platform(FEES, row.source_currency), amount: fee.negated() },
       { account: available, amount: fee },
     );
   }

@@ -9,12 +9,14 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import fc from 'fast-check';
 import { insertOrganisation } from '../../src/admin/repository.ts';
+import { AREAS } from '../../src/areas.ts';
 import * as ledger from '../../src/balances/ledger.ts';
 import { ledgerViolations } from '../../src/balances/repository.ts';
+import { loadConfig } from '../../src/config.ts';
 import { createPool, type Pool, withTransaction } from '../../src/db/pool.ts';
 import { AppError } from '../../src/platform/errors.ts';
 import { newUuid } from '../../src/platform/ids.ts';
-import { Decimal, fromMinorUnits, toMinorUnits } from '../../src/platform/money.ts';
+import { Decimal, fromMinorUnits, knownCurrencyCodes, toMinorUnits } from '../../src/platform/money.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 
 const execFileAsync = promisify(execFile);
@@ -137,6 +139,41 @@ describe('ledger (D21)', () => {
       'the first of the refused pair is undone',
     );
     assert.deepEqual(await ledgerViolations(db.pool), []);
+  });
+
+  it("creates every area's platform accounts in every currency, once, so that no posting creates one", async () => {
+    const config = loadConfig({ APP_ENV: 'sandbox' });
+    const names = [...new Set(AREAS.flatMap((area) => area.platformAccounts?.(config) ?? []))].sort();
+    assert.deepEqual(names, [
+      'fees',
+      'fx',
+      'rail:crypto:bitcoin',
+      'rail:crypto:ethereum',
+      'rail:crypto:polygon',
+      'rail:crypto:tron',
+      'rail:manual',
+      'rail:sandbox',
+      'sandbox_funding',
+      'transfers_clearing',
+    ]);
+    const platformAccounts = async () =>
+      (
+        await db.pool.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM ledger_accounts WHERE organisation_id IS NULL',
+        )
+      ).rows[0]!.n;
+    await ledger.ensurePlatformAccounts(db.pool, names);
+    await ledger.ensurePlatformAccounts(db.pool, names);
+    const created = await platformAccounts();
+    const missing = await db.pool.query(
+      `SELECT name, currency FROM unnest($1::text[]) AS name CROSS JOIN unnest($2::text[]) AS currency
+       EXCEPT SELECT name, currency FROM ledger_accounts WHERE organisation_id IS NULL`,
+      [names, knownCurrencyCodes()],
+    );
+    assert.deepEqual(missing.rows, []);
+    // A posting to them (a top-up in a currency nothing used yet) creates no platform account.
+    await topUp(db.pool, await organisation(db), 'MNT', '5.00');
+    assert.equal(await platformAccounts(), created);
   });
 
   it('refuses unbalanced postings, zero entries and amounts finer than the currency, writing nothing', async () => {

@@ -633,9 +633,9 @@ describe('money under worker kills (D20, D21, D24)', () => {
       [2, beyondBalance],
     ];
     if (operationCount === 'warm-up') {
-      // The first movement in each currency creates the platform's ledger accounts (rail, clearing, FX,
-      // fees). It runs alone, before the workload: two first creations racing can deadlock (a known gap,
-      // docs/reliability.md), which is not what this test is about.
+      // A service process creates the platform's ledger accounts when it starts (ensurePlatformAccounts);
+      // this test's API is an in-process app that does not, so the first movement in each currency, which
+      // creates them, runs alone before the workload (two first creations racing can deadlock).
       for (const currency of ['USD', 'EUR', 'GBP']) {
         const id = await deposit(currency, '10.00');
         if (id !== undefined) await receiveDeposit(id);

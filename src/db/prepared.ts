@@ -1,6 +1,6 @@
 // Statements each connection parses and plans once (named prepared statements). On these machines the
 // API, the workers and PostgreSQL share the cores, and planning a short statement costs more than running
-// it: in the transfers benchmark a quarter of PostgreSQL's statement time was planning. Names go to the
+// it: unnamed, planning is a quarter of PostgreSQL's statement time in the transfers benchmark. Names go to the
 // first MAX_NAMED_TEXTS texts this process runs through here, which covers every fixed statement of the
 // hot paths (a text depends on the code, not on the values); any further text runs unnamed, so the
 // statements kept per connection stay bounded. Only statements whose plan does not depend on the values

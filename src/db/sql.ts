@@ -26,6 +26,40 @@ export async function updateById<Row>(
   return result.rows[0] as Row;
 }
 
+/** `SELECT <columns> FROM <table> WHERE id = $1 AND organisation_id = $2`: one organisation's resource. */
+export async function findById<Row>(
+  db: Queryable,
+  table: string,
+  columns: string,
+  id: string,
+  organisationId: string,
+): Promise<Row | undefined> {
+  const result = await db.query(
+    prepared(`SELECT ${columns} FROM ${table} WHERE id = $1 AND organisation_id = $2`, [id, organisationId]),
+  );
+  return result.rows[0] as Row | undefined;
+}
+
+/**
+ * The resource locked for the caller's transaction (FOR UPDATE); `organisationId` null: any organisation's
+ * (operators, timers, hooks).
+ */
+export async function lockById<Row>(
+  db: Queryable,
+  table: string,
+  columns: string,
+  id: string,
+  organisationId: string | null,
+): Promise<Row | undefined> {
+  const result = await db.query(
+    prepared(
+      `SELECT ${columns} FROM ${table} WHERE id = $1 AND ($2::uuid IS NULL OR organisation_id = $2) FOR UPDATE`,
+      [id, organisationId],
+    ),
+  );
+  return result.rows[0] as Row | undefined;
+}
+
 /** Appends `<column> = ANY($n)` for each list filter (D4: every filter value is a list). */
 export function listFilters(filters: object, values: unknown[], conditions: string[]): void {
   for (const [column, list] of Object.entries(filters) as [string, string[] | undefined][]) {

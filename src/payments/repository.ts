@@ -3,7 +3,7 @@
 import { pageWithTotal } from '../db/paging.ts';
 import type { Queryable } from '../db/pool.ts';
 import { prepared } from '../db/prepared.ts';
-import { listFilters, searchOrder, updateById } from '../db/sql.ts';
+import { findById, listFilters, lockById, searchOrder, updateById } from '../db/sql.ts';
 
 export interface DepositRow {
   id: string;
@@ -109,13 +109,7 @@ export async function lockDeposit(
   organisationId: string | null,
   id: string,
 ): Promise<DepositRow | undefined> {
-  const result = await db.query<DepositRow>(
-    prepared(
-      `SELECT ${DEPOSIT_COLUMNS} FROM deposits WHERE id = $1 AND ($2::uuid IS NULL OR organisation_id = $2) FOR UPDATE`,
-      [id, organisationId],
-    ),
-  );
-  return result.rows[0];
+  return lockById<DepositRow>(db, 'deposits', DEPOSIT_COLUMNS, id, organisationId);
 }
 
 export async function findDeposit(
@@ -123,13 +117,7 @@ export async function findDeposit(
   organisationId: string,
   id: string,
 ): Promise<DepositRow | undefined> {
-  const result = await db.query<DepositRow>(
-    prepared(`SELECT ${DEPOSIT_COLUMNS} FROM deposits WHERE id = $1 AND organisation_id = $2`, [
-      id,
-      organisationId,
-    ]),
-  );
-  return result.rows[0];
+  return findById<DepositRow>(db, 'deposits', DEPOSIT_COLUMNS, id, organisationId);
 }
 
 /** The organisation's deposits with these ids, by id. */
@@ -199,13 +187,7 @@ export async function lockPayout(
   organisationId: string | null,
   id: string,
 ): Promise<PayoutRow | undefined> {
-  const result = await db.query<PayoutRow>(
-    prepared(
-      `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1 AND ($2::uuid IS NULL OR organisation_id = $2) FOR UPDATE`,
-      [id, organisationId],
-    ),
-  );
-  return result.rows[0];
+  return lockById<PayoutRow>(db, 'payouts', PAYOUT_COLUMNS, id, organisationId);
 }
 
 export async function findPayout(
@@ -213,13 +195,7 @@ export async function findPayout(
   organisationId: string,
   id: string,
 ): Promise<PayoutRow | undefined> {
-  const result = await db.query<PayoutRow>(
-    prepared(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1 AND organisation_id = $2`, [
-      id,
-      organisationId,
-    ]),
-  );
-  return result.rows[0];
+  return findById<PayoutRow>(db, 'payouts', PAYOUT_COLUMNS, id, organisationId);
 }
 
 /** The organisation's payouts with these ids, by id. */

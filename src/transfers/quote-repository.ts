@@ -1,6 +1,7 @@
 // SQL of quotes (D20).
 import type { Queryable } from '../db/pool.ts';
 import { prepared } from '../db/prepared.ts';
+import { findById, lockById } from '../db/sql.ts';
 
 export interface QuoteRow {
   id: string;
@@ -63,10 +64,7 @@ export async function findQuote(
   organisationId: string,
   id: string,
 ): Promise<QuoteRow | undefined> {
-  const result = await db.query<QuoteRow>(
-    prepared(`SELECT ${COLUMNS} FROM quotes WHERE id = $1 AND organisation_id = $2`, [id, organisationId]),
-  );
-  return result.rows[0];
+  return findById<QuoteRow>(db, 'quotes', COLUMNS, id, organisationId);
 }
 
 /** `organisationId` null: any organisation's (the worker's expiry timer). */
@@ -75,13 +73,7 @@ export async function lockQuote(
   organisationId: string | null,
   id: string,
 ): Promise<QuoteRow | undefined> {
-  const result = await db.query<QuoteRow>(
-    prepared(
-      `SELECT ${COLUMNS} FROM quotes WHERE id = $1 AND ($2::uuid IS NULL OR organisation_id = $2) FOR UPDATE`,
-      [id, organisationId],
-    ),
-  );
-  return result.rows[0];
+  return lockById<QuoteRow>(db, 'quotes', COLUMNS, id, organisationId);
 }
 
 /** The sandbox's expiry of an open quote (D24): it expires now, and expires_at says so. */

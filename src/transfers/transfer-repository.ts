@@ -3,7 +3,7 @@
 import { pageWithTotal } from '../db/paging.ts';
 import type { Queryable } from '../db/pool.ts';
 import { prepared } from '../db/prepared.ts';
-import { listFilters, searchOrder, updateById } from '../db/sql.ts';
+import { findById, listFilters, lockById, searchOrder, updateById } from '../db/sql.ts';
 import type { TransferStatus } from './transfer-schemas.ts';
 
 export interface TransferRow {
@@ -91,10 +91,7 @@ export async function findTransfer(
   organisationId: string,
   id: string,
 ): Promise<TransferRow | undefined> {
-  const result = await db.query<TransferRow>(
-    prepared(`SELECT ${COLUMNS} FROM transfers WHERE id = $1 AND organisation_id = $2`, [id, organisationId]),
-  );
-  return result.rows[0];
+  return findById<TransferRow>(db, 'transfers', COLUMNS, id, organisationId);
 }
 
 /** The transfer, locked; `organisationId` null: any organisation's (timers, hooks). */
@@ -103,13 +100,7 @@ export async function lockTransfer(
   organisationId: string | null,
   id: string,
 ): Promise<TransferRow | undefined> {
-  const result = await db.query<TransferRow>(
-    prepared(
-      `SELECT ${COLUMNS} FROM transfers WHERE id = $1 AND ($2::uuid IS NULL OR organisation_id = $2) FOR UPDATE`,
-      [id, organisationId],
-    ),
-  );
-  return result.rows[0];
+  return lockById<TransferRow>(db, 'transfers', COLUMNS, id, organisationId);
 }
 
 export async function updateTransfer(

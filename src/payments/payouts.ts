@@ -126,6 +126,10 @@ export interface NewPayout {
   reference: string | null;
   transferId: string | null;
   externalId: string | null;
+  /** The payout's id when the caller names it first (a transfer records its payout leg's id). */
+  id?: string;
+  /** The beneficiary's destination when the caller has just read it in the same transaction. */
+  destination?: PayoutDestination;
 }
 
 /**
@@ -135,7 +139,8 @@ export interface NewPayout {
  * `transferId`: its money is already on the transfers clearing account, so nothing is debited.
  */
 export async function openPayout(tx: PoolClient, deps: AppDeps, payout: NewPayout): Promise<repo.PayoutRow> {
-  const destination = await destinationOf(tx, deps, payout.organisationId, payout.beneficiaryId);
+  const destination =
+    payout.destination ?? (await destinationOf(tx, deps, payout.organisationId, payout.beneficiaryId));
   if (!destination)
     throw validationFailed('beneficiary_id', 'No beneficiary of the organisation matches beneficiary_id');
   if (destination.status !== 'active') {
@@ -150,7 +155,7 @@ export async function openPayout(tx: PoolClient, deps: AppDeps, payout: NewPayou
       `The beneficiary is paid in ${destination.currency}, not ${payout.currency}`,
     );
   }
-  const id = newPublicId('pyt');
+  const id = payout.id ?? newPublicId('pyt');
   let row: repo.PayoutRow;
   try {
     row = await repo.insertPayout(tx, {
@@ -302,6 +307,7 @@ async function movePayout(
         previousStatus: row.status,
         transferId: updated.transfer_id,
         failureReason: updated.failure_reason,
+        row: updated,
       },
       deps,
     );
@@ -380,19 +386,19 @@ export async function settlePayout(
   failureReason?: FailureReason,
 ): Promise<PayoutView> {
   return withTransaction(deps.pool, async (tx) =>
-    payoutView(await settleLocked(tx, deps, organisationId, id, outcome, failureReason)),
+    payoutView(
+      await settleLocked(tx, deps, await lockedPayout(tx, organisationId, id), outcome, failureReason),
+    ),
   );
 }
 
 async function settleLocked(
   tx: PoolClient,
   deps: AppDeps,
-  organisationId: string | null,
-  id: string,
+  row: repo.PayoutRow,
   outcome: 'complete' | 'fail' | 'return',
   failureReason?: FailureReason,
 ): Promise<repo.PayoutRow> {
-  const row = await lockedPayout(tx, organisationId, id);
   if (outcome === 'complete') {
     if (row.status !== 'processing')
       throw invalidState(`The payout is ${row.status}; only a processing payout can complete`);
@@ -420,7 +426,7 @@ export async function sandboxStep(
   const expected: Status = payload.action === 'return' ? 'completed' : 'processing';
   if (row?.status !== expected) return;
   const action = payload.action as 'complete' | 'fail' | 'return';
-  await settleLocked(tx, deps, null, id, action, payload.failure_reason as FailureReason | undefined);
+  await settleLocked(tx, deps, row, action, payload.failure_reason as FailureReason | undefined);
   if (action === 'complete' && payload.then_return === true) {
     await scheduleJob(tx, {
       kind: SANDBOX_STEP_KIND,

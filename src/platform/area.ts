@@ -3,6 +3,7 @@
 // list, the event catalogue, sandbox seeding and the worker's timers all read that list. An area's SQL
 // migrations live in its own `migrations/` folder and are found by the migration runner (src/db/migrate.ts).
 import type { PoolClient, Queryable } from '../db/pool.ts';
+import type { PayoutRow } from '../payments/repository.ts';
 import type { App, AppDeps } from './deps.ts';
 
 /** One code of the event catalogue (D8). */
@@ -140,6 +141,8 @@ export interface MovedPayout {
   previousStatus: string;
   transferId: string | null;
   failureReason: string | null;
+  /** The payout as the moving transaction wrote it: an area that shows it reads it no more. */
+  row: PayoutRow;
 }
 
 export interface ReceivedDeposit {

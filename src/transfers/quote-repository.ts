@@ -22,10 +22,13 @@ export interface QuoteRow {
   updated_at: Date;
 }
 
-const COLUMNS = `id, organisation_id, corridor_id, source_currency, destination_currency, amount_mode,
-  source_amount::text AS source_amount, fee_amount::text AS fee_amount, rate::text AS rate,
-  mid_rate::text AS mid_rate, destination_amount::text AS destination_amount, status, expires_at,
-  estimated_delivery_at, created_at, updated_at`;
+/** The columns of a QuoteRow, of the table named `t` (with its dot) or of the only table. */
+const columnsOf = (t = '') => `${t}id, ${t}organisation_id, ${t}corridor_id, ${t}source_currency,
+  ${t}destination_currency, ${t}amount_mode, ${t}source_amount::text AS source_amount,
+  ${t}fee_amount::text AS fee_amount, ${t}rate::text AS rate, ${t}mid_rate::text AS mid_rate,
+  ${t}destination_amount::text AS destination_amount, ${t}status, ${t}expires_at, ${t}estimated_delivery_at,
+  ${t}created_at, ${t}updated_at`;
+const COLUMNS = columnsOf();
 
 export async function insertQuote(
   db: Queryable,
@@ -74,6 +77,34 @@ export async function lockQuote(
   id: string,
 ): Promise<QuoteRow | undefined> {
   return lockById<QuoteRow>(db, 'quotes', COLUMNS, id, organisationId);
+}
+
+/** A quote accepted by a confirm, with where its corridor pays (what the beneficiary must match). */
+export interface AcceptedQuote extends QuoteRow {
+  destination_country: string;
+  payout_method: string;
+}
+
+/**
+ * Marks the organisation's quote accepted if it is open and unexpired, in one statement that also reads
+ * its corridor's destination; undefined otherwise (the caller tells why from a plain look-up).
+ */
+export async function acceptOpenQuote(
+  db: Queryable,
+  organisationId: string,
+  id: string,
+): Promise<AcceptedQuote | undefined> {
+  const result = await db.query<AcceptedQuote>(
+    prepared(
+      `UPDATE quotes q SET status = 'accepted', updated_at = now()
+       FROM corridors c
+       WHERE q.id = $1 AND q.organisation_id = $2 AND q.status = 'open' AND q.expires_at > now()
+         AND c.id = q.corridor_id
+       RETURNING ${columnsOf('q.')}, c.destination_country, c.payout_method`,
+      [id, organisationId],
+    ),
+  );
+  return result.rows[0];
 }
 
 /** The sandbox's expiry of an open quote (D24): it expires now, and expires_at says so. */

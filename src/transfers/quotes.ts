@@ -129,27 +129,27 @@ export async function getQuote(deps: AppDeps, organisationId: string, id: string
 }
 
 /**
- * The quote a transfer accepts, locked in the confirming transaction and marked accepted: it must be open
- * and unexpired (400 QUOTE_EXPIRED; 400 INVALID_STATE when a transfer already accepted it). Call
- * `expireIfDue` first, in a transaction of its own, so that an expired quote shows as expired even though
- * the confirming transaction rolls back.
+ * The quote a transfer accepts, marked accepted in the confirming transaction (which holds its row lock
+ * until the commit): it must be open and unexpired (400 QUOTE_EXPIRED; 400 INVALID_STATE when a transfer
+ * already accepted it). On QUOTE_EXPIRED the caller runs `expireIfDue` after the rollback, so that the
+ * quote shows as expired although the confirm took no effect.
  */
 export async function acceptQuote(
   tx: PoolClient,
   organisationId: string,
   id: string,
-): Promise<repo.QuoteRow> {
-  const row = isPublicId('qte', id) ? await repo.lockQuote(tx, organisationId, id) : undefined;
+): Promise<repo.AcceptedQuote> {
+  if (!isPublicId('qte', id)) throw notFound('No quote matches the id');
+  const accepted = await repo.acceptOpenQuote(tx, organisationId, id);
+  if (accepted) return accepted;
+  const row = await repo.findQuote(tx, organisationId, id);
   if (!row) throw notFound('No quote matches the id');
   if (row.status === 'accepted')
     throw invalidState('The quote is accepted: a transfer was already confirmed from it');
-  if (row.status === 'expired' || row.expires_at.getTime() <= Date.now()) {
-    throw new AppError('QUOTE_EXPIRED', `The quote expired at ${toIso(row.expires_at)}; ask for a new quote`);
-  }
-  return repo.setQuoteStatus(tx, row.id, 'accepted');
+  throw new AppError('QUOTE_EXPIRED', `The quote expired at ${toIso(row.expires_at)}; ask for a new quote`);
 }
 
-/** Marks the organisation's quote expired if its time has passed (before a confirm, see acceptQuote). */
+/** Marks the organisation's quote expired if its time has passed (after a confirm refused it, see acceptQuote). */
 export async function expireIfDue(deps: AppDeps, organisationId: string, id: string): Promise<void> {
   if (!isPublicId('qte', id)) return;
   await withTransaction(deps.pool, async (tx) => {

@@ -43,14 +43,7 @@ const COLUMNS = `id, organisation_id, quote_id, corridor_id, beneficiary_id, ext
 
 export type NewTransfer = Omit<
   TransferRow,
-  | 'status_reason'
-  | 'funded'
-  | 'deposit_id'
-  | 'payout_id'
-  | 'screening_id'
-  | 'completed_at'
-  | 'created_at'
-  | 'updated_at'
+  'status_reason' | 'deposit_id' | 'completed_at' | 'created_at' | 'updated_at'
 >;
 
 export async function insertTransfer(db: Queryable, transfer: NewTransfer): Promise<TransferRow> {
@@ -58,8 +51,8 @@ export async function insertTransfer(db: Queryable, transfer: NewTransfer): Prom
     prepared(
       `INSERT INTO transfers (id, organisation_id, quote_id, corridor_id, beneficiary_id, external_id, reference,
        purpose, funding_method, source_currency, source_amount, fee_amount, rate, destination_currency,
-       destination_amount, status, network, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+       destination_amount, status, network, expires_at, funded, payout_id, screening_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
      RETURNING ${COLUMNS}`,
       [
         transfer.id,
@@ -80,6 +73,9 @@ export async function insertTransfer(db: Queryable, transfer: NewTransfer): Prom
         transfer.status,
         transfer.network,
         transfer.expires_at,
+        transfer.funded,
+        transfer.payout_id,
+        transfer.screening_id,
       ],
     ),
   );

@@ -10,7 +10,6 @@
 // leg converts the net amount through the FX position into the destination currency on the clearing
 // account, from where the payout pays it to the rail. A refund gives the source amount back.
 import * as ledger from '../balances/ledger.ts';
-import { findCorridor } from '../corridors/repository.ts';
 import {
   PG_UNIQUE_VIOLATION,
   type PoolClient,
@@ -29,7 +28,7 @@ import {
   TRANSFER_CLEARING,
 } from '../payments/payouts.ts';
 import * as payments from '../payments/repository.ts';
-import type { MovedPayout, ReceivedDeposit, ReviewedScreening } from '../platform/area.ts';
+import type { MovedPayout, PayoutDestination, ReceivedDeposit, ReviewedScreening } from '../platform/area.ts';
 import type { AppDeps } from '../platform/deps.ts';
 import { AppError, conflict, invalidState, notFound, validationFailed } from '../platform/errors.ts';
 import { isPublicId, newPublicId } from '../platform/ids.ts';
@@ -105,13 +104,18 @@ function buildTransferView(
   };
 }
 
-/** Moves a locked transfer and publishes `transfer.<status>` in the same transaction. */
+/**
+ * Moves a locked transfer and publishes `transfer.<status>` in the same transaction. `payout`: the payout
+ * leg as this transaction left it, when the caller has it (a transfer without a deposit leg then needs no
+ * read for its event).
+ */
 async function move(
   tx: PoolClient,
   deps: AppDeps,
   row: repo.TransferRow,
   to: TransferStatus,
   changes: Parameters<typeof repo.updateTransfer>[2] = {},
+  payout?: payments.PayoutRow,
 ): Promise<repo.TransferRow> {
   if (!MOVES[row.status].includes(to))
     throw invalidState(`The transfer is ${row.status}; it cannot become ${to}`);
@@ -119,15 +123,18 @@ async function move(
   await publishResourceEvent(tx, deps.catalogue, {
     organisationId: row.organisation_id,
     sourceObjectType: 'transfer',
-    object: await transferView(tx, updated),
+    object:
+      payout !== undefined && updated.deposit_id === null && updated.payout_id === payout.id
+        ? buildTransferView(updated, undefined, payout)
+        : await transferView(tx, updated),
     action: to,
     previousStatus: row.status,
   });
   return updated;
 }
 
-/** Takes the source amount from the available balance: net to the clearing account, the fee to the platform. */
-async function fund(tx: PoolClient, row: repo.TransferRow): Promise<void> {
+/** Taking the source amount from the available balance: net to the clearing account, the fee to the platform. */
+function funding(row: repo.TransferRow): ledger.LedgerTransaction[] {
   const fee = new Decimal(row.fee_amount);
   const net = new Decimal(row.source_amount).minus(fee);
   const available = ledger.available(row.organisation_id, row.source_currency);
@@ -153,7 +160,7 @@ async function fund(tx: PoolClient, row: repo.TransferRow): Promise<void> {
       ],
     });
   }
-  await ledger.postAll(tx, transactions);
+  return transactions;
 }
 
 /** Gives the source amount back to the available balance (the fee too: nothing was delivered). */
@@ -177,11 +184,11 @@ async function refund(tx: PoolClient, row: repo.TransferRow, from: 'clearing' | 
   await ledger.post(tx, { type: 'transfer_refund', resourceType: 'transfer', resourceId: row.id, postings });
 }
 
-/** The payout leg of a funded transfer: the net amount converted, and a payout to the beneficiary. */
-async function createPayoutLeg(tx: PoolClient, deps: AppDeps, row: repo.TransferRow): Promise<string> {
+/** The payout leg's conversion: the net amount through the FX position into the destination currency. */
+function conversion(row: repo.TransferRow): ledger.LedgerTransaction {
   const net = new Decimal(row.source_amount).minus(new Decimal(row.fee_amount));
   const destination = new Decimal(row.destination_amount);
-  await ledger.post(tx, {
+  return {
     type: 'transfer_funding',
     resourceType: 'transfer',
     resourceId: row.id,
@@ -191,17 +198,29 @@ async function createPayoutLeg(tx: PoolClient, deps: AppDeps, row: repo.Transfer
       { account: ledger.platform(FX_POSITION, row.destination_currency), amount: destination.negated() },
       { account: ledger.platform(TRANSFER_CLEARING, row.destination_currency), amount: destination },
     ],
-  });
-  const payout = await openPayout(tx, deps, {
+  };
+}
+
+/**
+ * The payout to the beneficiary of a funded transfer, for the destination amount; its conversion is
+ * posted by the caller (with the funding when both happen in one transaction).
+ */
+function openPayoutLeg(
+  tx: PoolClient,
+  deps: AppDeps,
+  row: repo.TransferRow,
+  known: { id?: string; destination?: PayoutDestination } = {},
+): Promise<payments.PayoutRow> {
+  return openPayout(tx, deps, {
     organisationId: row.organisation_id,
     beneficiaryId: row.beneficiary_id,
     currency: row.destination_currency,
-    amount: destination,
+    amount: new Decimal(row.destination_amount),
     reference: row.reference,
     transferId: row.id,
     externalId: null,
+    ...known,
   });
-  return payout.id;
 }
 
 /** The deposit leg of a transfer funded from outside: instructions and a unique reference or address. */
@@ -219,10 +238,12 @@ async function createDepositLeg(tx: PoolClient, deps: AppDeps, row: repo.Transfe
   return deposit.id;
 }
 
-/** After a cleared review: balance funding pays out, the others wait for their deposit. */
+/** After a cleared review: balance funding (taken at confirm) pays out, the others wait for their deposit. */
 async function proceed(tx: PoolClient, deps: AppDeps, row: repo.TransferRow): Promise<repo.TransferRow> {
   if (row.funding_method === 'balance') {
-    return move(tx, deps, row, 'processing', { payout_id: await createPayoutLeg(tx, deps, row) });
+    await ledger.post(tx, conversion(row));
+    const payout = await openPayoutLeg(tx, deps, row);
+    return move(tx, deps, row, 'processing', { payout_id: payout.id }, payout);
   }
   return move(tx, deps, row, 'awaiting_deposit', { deposit_id: await createDepositLeg(tx, deps, row) });
 }
@@ -233,122 +254,142 @@ export async function confirmQuote(
   quoteId: string,
   input: ConfirmInput,
 ): Promise<TransferView> {
-  await expireIfDue(deps, organisationId, quoteId);
-  return withTransaction(deps.pool, async (tx) => {
-    const quote = await acceptQuote(tx, organisationId, quoteId);
-    const corridor = (await findCorridor(tx, quote.corridor_id))!;
-    const beneficiary = await destinationOf(tx, deps, organisationId, input.beneficiary_id);
-    if (!beneficiary)
-      throw validationFailed('beneficiary_id', 'No beneficiary of the organisation matches beneficiary_id');
-    if (beneficiary.status !== 'active') {
-      throw new AppError(
-        'BENEFICIARY_NOT_ACTIVE',
-        `The beneficiary is ${beneficiary.status}; only an active one is paid`,
-      );
+  try {
+    return await withTransaction(deps.pool, (tx) => confirmIn(tx, deps, organisationId, quoteId, input));
+  } catch (error) {
+    // The refused confirm rolled back; the quote's expiry is recorded on its own (D20).
+    if (error instanceof AppError && error.code === 'QUOTE_EXPIRED') {
+      await expireIfDue(deps, organisationId, quoteId);
     }
-    if (
-      beneficiary.country !== corridor.destination_country ||
-      beneficiary.currency !== corridor.destination_currency ||
-      beneficiary.payoutMethod !== corridor.payout_method
-    ) {
-      throw validationFailed(
-        'beneficiary_id',
-        `The quote's corridor pays ${corridor.destination_currency} by ${corridor.payout_method} in ${corridor.destination_country}; ` +
-          `the beneficiary is paid ${beneficiary.currency} by ${beneficiary.payoutMethod} in ${beneficiary.country}`,
-      );
-    }
-    if (input.funding_method === 'crypto' && !isCryptoAsset(quote.source_currency)) {
-      throw validationFailed(
-        'funding_method',
-        `crypto funding needs a crypto source currency, not ${quote.source_currency}`,
-      );
-    }
-    if (input.funding_method !== 'crypto' && input.network !== undefined) {
-      throw validationFailed('network', 'network is for crypto funding only');
-    }
-    const id = newPublicId('trf');
-    // The beneficiary is screened again (D20): a hit holds the transfer in review until the operator decides.
-    const screening = await screen(
-      tx,
-      deps,
-      organisationId,
-      {
-        entity_type: beneficiary.entityType === 'business' ? 'organisation' : 'individual',
-        name: beneficiary.name,
-      },
-      { type: 'transfer', id },
+    throw error;
+  }
+}
+
+async function confirmIn(
+  tx: PoolClient,
+  deps: AppDeps,
+  organisationId: string,
+  quoteId: string,
+  input: ConfirmInput,
+): Promise<TransferView> {
+  const quote = await acceptQuote(tx, organisationId, quoteId);
+  const beneficiary = await destinationOf(tx, deps, organisationId, input.beneficiary_id);
+  if (!beneficiary)
+    throw validationFailed('beneficiary_id', 'No beneficiary of the organisation matches beneficiary_id');
+  if (beneficiary.status !== 'active') {
+    throw new AppError(
+      'BENEFICIARY_NOT_ACTIVE',
+      `The beneficiary is ${beneficiary.status}; only an active one is paid`,
     );
-    const held = screening.match_status === 'potential_match';
-    const status: TransferStatus = held
-      ? 'in_review'
-      : input.funding_method === 'balance'
-        ? 'processing'
-        : 'awaiting_deposit';
-    let row: repo.TransferRow;
-    try {
-      row = await repo.insertTransfer(tx, {
-        id,
-        organisation_id: organisationId,
-        quote_id: quote.id,
-        corridor_id: quote.corridor_id,
-        beneficiary_id: input.beneficiary_id,
-        external_id: input.external_id ?? null,
-        reference: input.reference ?? null,
-        purpose: input.purpose ?? null,
-        funding_method: input.funding_method,
-        source_currency: quote.source_currency,
-        source_amount: quote.source_amount,
-        fee_amount: quote.fee_amount,
-        rate: quote.rate,
-        destination_currency: quote.destination_currency,
-        destination_amount: quote.destination_amount,
-        status,
-        network: input.network ?? null,
-        // Only a transfer that waits for its money has a funding deadline.
-        expires_at:
-          input.funding_method === 'balance'
-            ? null
-            : new Date(Date.now() + deps.config.transferFundingTtlSeconds * 1000),
-      });
-    } catch (error) {
-      if (
-        pgErrorCode(error) === PG_UNIQUE_VIOLATION &&
-        pgConstraint(error) === 'transfers_external_id_uniq'
-      ) {
-        throw conflict('The organisation already has a transfer with this external_id');
-      }
-      throw error;
-    }
-    row = await repo.updateTransfer(tx, id, {
-      screening_id: screening.id,
+  }
+  if (
+    beneficiary.country !== quote.destination_country ||
+    beneficiary.currency !== quote.destination_currency ||
+    beneficiary.payoutMethod !== quote.payout_method
+  ) {
+    throw validationFailed(
+      'beneficiary_id',
+      `The quote's corridor pays ${quote.destination_currency} by ${quote.payout_method} in ${quote.destination_country}; ` +
+        `the beneficiary is paid ${beneficiary.currency} by ${beneficiary.payoutMethod} in ${beneficiary.country}`,
+    );
+  }
+  if (input.funding_method === 'crypto' && !isCryptoAsset(quote.source_currency)) {
+    throw validationFailed(
+      'funding_method',
+      `crypto funding needs a crypto source currency, not ${quote.source_currency}`,
+    );
+  }
+  if (input.funding_method !== 'crypto' && input.network !== undefined) {
+    throw validationFailed('network', 'network is for crypto funding only');
+  }
+  const id = newPublicId('trf');
+  // The beneficiary is screened again (D20): a hit holds the transfer in review until the operator decides.
+  const screening = await screen(
+    tx,
+    deps,
+    organisationId,
+    {
+      entity_type: beneficiary.entityType === 'business' ? 'organisation' : 'individual',
+      name: beneficiary.name,
+    },
+    { type: 'transfer', id },
+  );
+  const held = screening.match_status === 'potential_match';
+  const status: TransferStatus = held
+    ? 'in_review'
+    : input.funding_method === 'balance'
+      ? 'processing'
+      : 'awaiting_deposit';
+  // The payout leg's id is known before the transfer is written, so that one insert records both.
+  const payoutId = status === 'processing' ? newPublicId('pyt') : null;
+  let row: repo.TransferRow;
+  try {
+    row = await repo.insertTransfer(tx, {
+      id,
+      organisation_id: organisationId,
+      quote_id: quote.id,
+      corridor_id: quote.corridor_id,
+      beneficiary_id: input.beneficiary_id,
+      external_id: input.external_id ?? null,
+      reference: input.reference ?? null,
+      purpose: input.purpose ?? null,
+      funding_method: input.funding_method,
+      source_currency: quote.source_currency,
+      source_amount: quote.source_amount,
+      fee_amount: quote.fee_amount,
+      rate: quote.rate,
+      destination_currency: quote.destination_currency,
+      destination_amount: quote.destination_amount,
+      status,
+      network: input.network ?? null,
+      // Only a transfer that waits for its money has a funding deadline.
+      expires_at:
+        input.funding_method === 'balance'
+          ? null
+          : new Date(Date.now() + deps.config.transferFundingTtlSeconds * 1000),
       funded: input.funding_method === 'balance',
-      ...(status === 'processing' ? { payout_id: await createPayoutLeg(tx, deps, row) } : {}),
-      ...(status === 'awaiting_deposit' ? { deposit_id: await createDepositLeg(tx, deps, row) } : {}),
+      payout_id: payoutId,
+      screening_id: screening.id,
     });
-    // The first status is announced by transfer.created; every later one by transfer.<status> (D14).
-    const view = await transferView(tx, row);
-    await publishResourceEvent(tx, deps.catalogue, {
-      organisationId,
-      sourceObjectType: 'transfer',
-      object: view,
-      action: 'created',
-      previousStatus: null,
-    });
-    if (row.expires_at !== null) {
-      await scheduleJob(tx, {
-        kind: EXPIRE_TRANSFER_KIND,
-        payload: { transfer_id: id },
-        runAt: row.expires_at,
-        dedupeKey: `${EXPIRE_TRANSFER_KIND}:${id}`,
-      });
+  } catch (error) {
+    if (pgErrorCode(error) === PG_UNIQUE_VIOLATION && pgConstraint(error) === 'transfers_external_id_uniq') {
+      throw conflict('The organisation already has a transfer with this external_id');
     }
-    // Balance funding takes the money at confirm (400 INSUFFICIENT_FUNDS: the whole confirm rolls back,
-    // nothing is created), also while a screening hit holds the transfer (a confirmed match gives it
-    // back). It is the transaction's last step: the balance's row lock is then held only until the commit,
-    // so that confirms of one organisation do the rest of their work side by side.
-    if (input.funding_method === 'balance') await fund(tx, row);
-    return view;
+    throw error;
+  }
+  const payout =
+    payoutId === null
+      ? undefined
+      : await openPayoutLeg(tx, deps, row, { id: payoutId, destination: beneficiary });
+  if (status === 'awaiting_deposit') {
+    row = await repo.updateTransfer(tx, id, { deposit_id: await createDepositLeg(tx, deps, row) });
+  }
+  // The first status is announced by transfer.created; every later one by transfer.<status> (D14).
+  const view = payout ? buildTransferView(row, undefined, payout) : await transferView(tx, row);
+  await publishResourceEvent(tx, deps.catalogue, {
+    organisationId,
+    sourceObjectType: 'transfer',
+    object: view,
+    action: 'created',
+    previousStatus: null,
   });
+  if (row.expires_at !== null) {
+    await scheduleJob(tx, {
+      kind: EXPIRE_TRANSFER_KIND,
+      payload: { transfer_id: id },
+      runAt: row.expires_at,
+      dedupeKey: `${EXPIRE_TRANSFER_KIND}:${id}`,
+    });
+  }
+  // Balance funding takes the money at confirm (400 INSUFFICIENT_FUNDS: the whole confirm rolls back,
+  // nothing is created), also while a screening hit holds the transfer (a confirmed match gives it
+  // back), in one round trip with the payout leg's conversion. It is the transaction's last step: the
+  // balance's row lock is then held only until the commit, so that confirms of one organisation do the
+  // rest of their work side by side.
+  if (input.funding_method === 'balance') {
+    await ledger.postAll(tx, [...(payout ? [conversion(row)] : []), ...funding(row)]);
+  }
+  return view;
 }
 
 async function locked(tx: PoolClient, organisationId: string | null, id: string): Promise<repo.TransferRow> {
@@ -473,10 +514,10 @@ export async function onDepositReceived(
   const row = await repo.lockTransfer(tx, deposit.organisationId, deposit.transferId);
   if (row?.status !== 'awaiting_deposit' || row.deposit_id !== deposit.id) return;
   if (new Decimal(deposit.amount).gte(new Decimal(row.source_amount))) {
-    await fund(tx, row);
+    await ledger.postAll(tx, [...funding(row), conversion(row)]);
     await cancelJob(tx, `${EXPIRE_TRANSFER_KIND}:${row.id}`);
-    const funded = await repo.updateTransfer(tx, row.id, { funded: true });
-    await move(tx, deps, funded, 'processing', { payout_id: await createPayoutLeg(tx, deps, funded) });
+    const payout = await openPayoutLeg(tx, deps, row);
+    await move(tx, deps, row, 'processing', { funded: true, payout_id: payout.id }, payout);
     return;
   }
   await repo.updateTransfer(tx, row.id, {
@@ -487,17 +528,23 @@ export async function onDepositReceived(
 
 /** The payout leg moved (D20): completed completes the transfer; failed or returned refunds it. */
 export async function onPayoutMoved(tx: PoolClient, deps: AppDeps, payout: MovedPayout): Promise<void> {
-  if (payout.transferId === null) return;
+  // A payout leg that starts processing moves nothing of its transfer.
+  if (payout.transferId === null || !['completed', 'failed', 'returned'].includes(payout.status)) return;
   const row = await repo.lockTransfer(tx, payout.organisationId, payout.transferId);
   if (!row || row.payout_id !== payout.id) return;
   if (payout.status === 'completed' && row.status === 'processing') {
-    await move(tx, deps, row, 'completed', { completed_at: new Date() });
+    await move(tx, deps, row, 'completed', { completed_at: new Date() }, payout.row);
   } else if (payout.status === 'failed' || payout.status === 'returned') {
-    const refunding = await move(tx, deps, row, 'refunding', {
-      status_reason: `payout ${payout.status}: ${payout.failureReason}`,
-    });
+    const refunding = await move(
+      tx,
+      deps,
+      row,
+      'refunding',
+      { status_reason: `payout ${payout.status}: ${payout.failureReason}` },
+      payout.row,
+    );
     await refund(tx, refunding, 'fx');
-    await move(tx, deps, refunding, 'refunded', { funded: false });
+    await move(tx, deps, refunding, 'refunded', { funded: false }, payout.row);
   }
 }
 

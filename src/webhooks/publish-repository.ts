@@ -70,8 +70,12 @@ export async function activeSubscriptionIdsFor(
   return result.rows.map((row) => row.id);
 }
 
-/** Inserts an event; undefined when its idempotency key was taken by a concurrent publisher. */
-export async function insertEvent(
+/**
+ * Inserts an event with one pending delivery per subscription for its first round, due now, and wakes
+ * the delivery workers at commit: one round trip. Undefined when its idempotency key was taken by a
+ * concurrent publisher (then nothing is queued).
+ */
+export async function insertEventWithDeliveries(
   db: Queryable,
   event: Pick<
     EventRow,
@@ -84,15 +88,24 @@ export async function insertEvent(
     | 'idempotency_key'
     | 'created_at'
   >,
+  subscriptionIds: string[],
 ): Promise<EventRow | undefined> {
-  const result = await db.query<EventRow>(
-    `INSERT INTO webhook_events
-       (public_id, organisation_id, event_type_code, status, payload, source_object_type, source_object_id,
-        idempotency_key, created_at, updated_at)
-     VALUES ($1, $2, $3, 'failed', $4, $5, $6, $7, $8, $8)
-     ON CONFLICT (organisation_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-     RETURNING *`,
-    [
+  const result = await db.query<EventRow>({
+    name: 'webhooks.insert_event',
+    text: `WITH event AS (
+             INSERT INTO webhook_events
+               (public_id, organisation_id, event_type_code, status, payload, source_object_type,
+                source_object_id, idempotency_key, created_at, updated_at)
+             VALUES ($1, $2, $3, 'failed', $4, $5, $6, $7, $8, $8)
+             ON CONFLICT (organisation_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+             RETURNING *
+           ), queued AS (
+             INSERT INTO webhook_deliveries (event_id, subscription_id, organisation_id, round)
+             SELECT event.id, subscription_id, event.organisation_id, event.current_round
+             FROM event, unnest($9::uuid[]) AS subscription_id
+           )
+           SELECT event.* FROM event, LATERAL (SELECT pg_notify($10, event.id::text)) AS notified`,
+    values: [
       event.public_id,
       event.organisation_id,
       event.event_type_code,
@@ -101,8 +114,10 @@ export async function insertEvent(
       event.source_object_id,
       event.idempotency_key,
       event.created_at,
+      subscriptionIds,
+      DELIVERY_CHANNEL,
     ],
-  );
+  });
   return result.rows[0];
 }
 

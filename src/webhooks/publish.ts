@@ -42,22 +42,25 @@ export async function publishEvent(tx: PoolClient, input: PublishInput): Promise
 
   const publicId = newEventPublicId();
   const createdAt = new Date();
-  const event = await outbox.insertEvent(tx, {
-    public_id: publicId,
-    organisation_id: input.organisationId,
-    event_type_code: input.eventTypeCode,
-    payload: buildPayload(publicId, input.eventTypeCode, createdAt, input.data),
-    source_object_type: input.sourceObjectType ?? null,
-    source_object_id: input.sourceObjectId ?? null,
-    idempotency_key: idempotencyKey,
-    created_at: createdAt,
-  });
+  const event = await outbox.insertEventWithDeliveries(
+    tx,
+    {
+      public_id: publicId,
+      organisation_id: input.organisationId,
+      event_type_code: input.eventTypeCode,
+      payload: buildPayload(publicId, input.eventTypeCode, createdAt, input.data),
+      source_object_type: input.sourceObjectType ?? null,
+      source_object_id: input.sourceObjectId ?? null,
+      idempotency_key: idempotencyKey,
+      created_at: createdAt,
+    },
+    subscriptionIds,
+  );
   if (!event) {
     // A concurrent publisher committed the same idempotency key first.
     const first = await outbox.findEventByIdempotencyKey(tx, input.organisationId, idempotencyKey!);
     return { outcome: 'duplicate', event: first! };
   }
-  await outbox.insertDeliveries(tx, event, event.current_round, subscriptionIds);
   return { outcome: 'published', event, deliveries: subscriptionIds.length };
 }
 

@@ -412,6 +412,21 @@ describe('transfers (D20)', () => {
     await api.post(`/api/v1/sandbox/quotes/${expired.id}/expire`);
     const late = await confirm(api, expired.id, { beneficiary_id: ben, funding_method: 'balance' });
     assert.equal(errorBody(late.body).code, 'QUOTE_EXPIRED');
+    // A quote still open past its expires_at (its timer has not run): the refused confirm expires it.
+    const overdue = await quote(api);
+    await t.db.pool.query("UPDATE quotes SET expires_at = now() - interval '1 second' WHERE id = $1", [
+      overdue.id,
+    ]);
+    const before = await balance(api, 'USD');
+    const tooLate = await confirm(api, overdue.id, { beneficiary_id: ben, funding_method: 'balance' });
+    assert.equal(tooLate.statusCode, 400);
+    assert.equal(errorBody(tooLate.body).code, 'QUOTE_EXPIRED');
+    assert.equal((await api.get(`${QUOTES}/${overdue.id}`)).json().status, 'expired');
+    const fromOverdue = (
+      await api.post(`${TRANSFERS}/search`, { filters: { quote_id: [overdue.id] } })
+    ).json() as { total: number };
+    assert.equal(fromOverdue.total, 0, 'the refused confirm created nothing');
+    assert.deepEqual(await balance(api, 'USD'), before);
     const used = await confirm(api, big.id, { beneficiary_id: ben, funding_method: 'balance' });
     assert.equal(errorBody(used.body).code, 'INVALID_STATE');
   });

@@ -44,7 +44,8 @@ export function registerBalanceRoutes(app: App, deps: AppDeps): void {
         summary: 'Search balance transactions',
         description:
           'The movements of the available balances (D21), newest first by default. Filters `currency`, `type`, ' +
-          '`resource_id`; sort by id, created_at or updated_at (entries never change: updated_at is created_at).',
+          '`resource_id`; sort by id, created_at or updated_at (entries never change: updated_at is created_at). ' +
+          'No free-text search (422 on `search`).',
         security,
         body: BalanceTransactionSearchBody,
         response: { 200: BalanceTransactionPage, ...errorResponses(422) },

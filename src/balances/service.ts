@@ -4,7 +4,7 @@ import { transactionGroups } from '../db/transaction-groups.ts';
 import type { AppDeps } from '../platform/deps.ts';
 import { validationFailed } from '../platform/errors.ts';
 import { Decimal, findCurrency, formatAmount, parseAmount } from '../platform/money.ts';
-import { type Page, toPage, toSearchQuery } from '../platform/search.ts';
+import { type Page, refuseFreeText, toPage, toSearchQuery } from '../platform/search.ts';
 import { toIso } from '../platform/time.ts';
 import * as ledger from './ledger.ts';
 import * as repo from './repository.ts';
@@ -38,6 +38,7 @@ export async function searchBalanceTransactions(
   organisationId: string,
   body: BalanceTransactionSearchInput,
 ): Promise<Page<BalanceTransactionView>> {
+  refuseFreeText(body, 'Balance transactions');
   const query = toSearchQuery<repo.EntryFilters, string>(body);
   const { rows, total } = await repo.searchEntries(
     deps.pool,

@@ -14,7 +14,7 @@ import { AppError, conflict, invalidState, notFound, validationFailed } from '..
 import { isPublicId, newPublicId } from '../platform/ids.ts';
 import { cancelJob, scheduleJob } from '../platform/jobs/runner.ts';
 import { Decimal, findCurrency, formatAmount, parseAmount } from '../platform/money.ts';
-import { type Page, toPage, toSearchQuery } from '../platform/search.ts';
+import { type Page, refuseFreeText, toPage, toSearchQuery } from '../platform/search.ts';
 import { toIso } from '../platform/time.ts';
 import { publishResourceEvent } from '../webhooks/publish.ts';
 import { railAccount } from './payouts.ts';
@@ -211,6 +211,7 @@ export async function searchDeposits(
   organisationId: string,
   body: DepositSearchInput,
 ): Promise<Page<DepositView>> {
+  refuseFreeText(body, 'Deposits');
   const query = toSearchQuery<repo.SearchFilters, string>(body);
   const { rows, total } = await repo.search<repo.DepositRow>(
     deps.pool,

@@ -18,7 +18,7 @@ import { AppError, conflict, invalidState, notFound, validationFailed } from '..
 import { isPublicId, newPublicId } from '../platform/ids.ts';
 import { cancelJob, scheduleJob } from '../platform/jobs/runner.ts';
 import { Decimal, findCurrency, formatAmount, parseAmount } from '../platform/money.ts';
-import { type Page, toPage, toSearchQuery } from '../platform/search.ts';
+import { type Page, refuseFreeText, toPage, toSearchQuery } from '../platform/search.ts';
 import { toIso } from '../platform/time.ts';
 import { publishResourceEvent } from '../webhooks/publish.ts';
 import type { RailConnector } from './connectors/connector.ts';
@@ -238,6 +238,7 @@ export async function searchPayouts(
   organisationId: string,
   body: PayoutSearchInput,
 ): Promise<Page<PayoutView>> {
+  refuseFreeText(body, 'Payouts');
   const query = toSearchQuery<repo.SearchFilters, string>(body);
   const { rows, total } = await repo.search<repo.PayoutRow>(
     deps.pool,

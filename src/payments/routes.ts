@@ -75,7 +75,7 @@ export function registerPaymentRoutes(app: App, deps: AppDeps): void {
         operationId: 'searchDeposits',
         summary: 'Search deposits',
         description:
-          'Filters `status`, `method`, `currency`, `transfer_id`, `external_id`; sort by id, created_at, updated_at (D4).',
+          'Filters `status`, `method`, `currency`, `transfer_id`, `external_id`; sort by id, created_at, updated_at (D4). No free-text search (422 on `search`).',
         security,
         body: DepositSearchBody,
         response: { 200: DepositPage, ...errorResponses(422) },
@@ -133,7 +133,7 @@ export function registerPaymentRoutes(app: App, deps: AppDeps): void {
         operationId: 'searchPayouts',
         summary: 'Search payouts',
         description:
-          'Filters `status`, `beneficiary_id`, `currency`, `transfer_id`, `external_id`; sort by id, created_at, updated_at (D4).',
+          'Filters `status`, `beneficiary_id`, `currency`, `transfer_id`, `external_id`; sort by id, created_at, updated_at (D4). No free-text search (422 on `search`).',
         security,
         body: PayoutSearchBody,
         response: { 200: PayoutPage, ...errorResponses(422) },

@@ -2,6 +2,7 @@
 // Validation happens in the route schema (ajv), so every rejection names its field:
 // a single value instead of a list -> `filters.status`, an unknown key -> `filters.foo`, and so on.
 import { type TSchema, Type } from '@sinclair/typebox';
+import { validationFailed } from './errors.ts';
 
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
@@ -109,4 +110,14 @@ export function toSearchQuery<Filters extends object, SortKey extends string>(
 
 export function toPage<T>(query: SearchQuery<unknown, string>, items: T[], total: number): Page<T> {
   return { items, total, page: query.page, page_size: query.pageSize };
+}
+
+/**
+ * For a search whose endpoint names no free-text fields (D4, D21): a `search` text is refused with 422,
+ * never ignored, so that nobody takes an unfiltered page for a filtered one.
+ */
+export function refuseFreeText(body: { search?: string } | undefined, what: string): void {
+  if (body?.search !== undefined) {
+    throw validationFailed('search', `${what} have no free-text search; narrow them with filters`);
+  }
 }

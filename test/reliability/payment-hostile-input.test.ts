@@ -319,6 +319,27 @@ describe('hostile input on the payment routes (issue 18)', () => {
       }
     });
 
+    it('refuses a search text with 422 on the searches that name no free-text fields, and changes nothing', async () => {
+      for (const [path, what] of [
+        ['/api/v1/payments/deposits/search', 'Deposits'],
+        ['/api/v1/payments/payouts/search', 'Payouts'],
+        ['/api/v1/balances/transactions/search', 'Balance transactions'],
+        ['/api/v1/webhooks/delivery-attempts/search', 'Delivery attempts'],
+      ] as const) {
+        const before = await context.rowCounts();
+        const response = await targets.api.post(path, { search: 'pyt_' });
+        assert.equal(response.statusCode, 422, `${path}: ${response.body}`);
+        assert.equal(errorBody(response.body).code, 'VALIDATION_FAILED');
+        assert.equal(errorBody(response.body).field, 'search');
+        assert.equal(
+          errorBody(response.body).error,
+          `${what} have no free-text search; narrow them with filters`,
+        );
+        assert.deepEqual(await context.rowCounts(), before, path);
+        assert.equal((await targets.api.post(path, {})).statusCode, 200, `${path} without search`);
+      }
+    });
+
     it('refuses a bank directory file that the CSV parser cannot read (a quote opening a field) with 422 on line 1', async () => {
       for (const file of ['{"a":{"a":1}}', 'country,bank "name"\nDE,Bank']) {
         const before = await context.rowCounts();

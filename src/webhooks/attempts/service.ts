@@ -1,9 +1,9 @@
 // Reading delivery attempts (contract sections 2, 4, 7; D4). Attempts of another organisation are not
 // found.
 import type { AppDeps } from '../../platform/deps.ts';
-import { notFound, validationFailed } from '../../platform/errors.ts';
+import { notFound } from '../../platform/errors.ts';
 import { parseIntegerId } from '../../platform/ids.ts';
-import { type Page, toPage, toSearchQuery } from '../../platform/search.ts';
+import { type Page, refuseFreeText, toPage, toSearchQuery } from '../../platform/search.ts';
 import { toIso } from '../../platform/time.ts';
 import * as repo from './repository.ts';
 import type { AttemptFilters, AttemptSortKey, AttemptSummaryView, AttemptView } from './schemas.ts';
@@ -69,10 +69,7 @@ export async function searchAttempts(
   organisationId: string,
   body: AttemptSearchInput | undefined,
 ): Promise<Page<AttemptSummaryView>> {
-  // D4 names no free-text fields for attempts: rather than ignore the text, say so.
-  if (body?.search !== undefined) {
-    throw validationFailed('search', 'Delivery attempts have no free-text search; narrow them with filters');
-  }
+  refuseFreeText(body, 'Delivery attempts');
   const query = toSearchQuery<AttemptFilters, AttemptSortKey>(body);
   const { rows, total } = await repo.searchAttempts(deps.pool, {
     organisationId,

@@ -2,6 +2,7 @@
 import type { Queryable } from '../db/pool.ts';
 import { prepared } from '../db/prepared.ts';
 import { findById, lockById } from '../db/sql.ts';
+import { deleteJobOfKey, insertJobsFrom, type NewJob } from '../platform/jobs/repository.ts';
 
 export interface QuoteRow {
   id: string;
@@ -30,17 +31,27 @@ const columnsOf = (t = '') => `${t}id, ${t}organisation_id, ${t}corridor_id, ${t
   ${t}created_at, ${t}updated_at`;
 const COLUMNS = columnsOf();
 
+/**
+ * Inserts the quote and schedules its expiry timer in one statement (atomic without a transaction). The
+ * timer wakes no runner: quotes are open at least 10 s (QUOTE_TTL_SECONDS), beyond a runner's longest sleep.
+ */
 export async function insertQuote(
   db: Queryable,
   quote: Omit<QuoteRow, 'status' | 'updated_at'>,
+  expiry: Omit<NewJob, 'runAt'>,
 ): Promise<QuoteRow> {
   const result = await db.query<QuoteRow>(
     prepared(
-      `INSERT INTO quotes (id, organisation_id, corridor_id, source_currency, destination_currency, amount_mode,
-       source_amount, fee_amount, rate, mid_rate, destination_amount, status, expires_at, estimated_delivery_at,
-       created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'open', $12, $13, $14, $14)
-     RETURNING ${COLUMNS}`,
+      `WITH quote AS (
+         INSERT INTO quotes (id, organisation_id, corridor_id, source_currency, destination_currency,
+           amount_mode, source_amount, fee_amount, rate, mid_rate, destination_amount, status, expires_at,
+           estimated_delivery_at, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'open', $12, $13, $14, $14)
+         RETURNING ${COLUMNS}
+       ), timer AS (
+         ${insertJobsFrom('SELECT $15, $16::jsonb, expires_at, $17 FROM quote')}
+       )
+       SELECT * FROM quote`,
       [
         quote.id,
         quote.organisation_id,
@@ -56,6 +67,9 @@ export async function insertQuote(
         quote.expires_at,
         quote.estimated_delivery_at,
         quote.created_at,
+        expiry.kind,
+        expiry.payload,
+        expiry.dedupeKey ?? null,
       ],
     ),
   );
@@ -87,21 +101,24 @@ export interface AcceptedQuote extends QuoteRow {
 
 /**
  * Marks the organisation's quote accepted if it is open and unexpired, in one statement that also reads
- * its corridor's destination; undefined otherwise (the caller tells why from a plain look-up).
+ * its corridor's destination and cancels its expiry timer (`expiryKey`, the timer's dedupe key); undefined
+ * otherwise (the caller tells why from a plain look-up, and rolls back: the timer then stays).
  */
 export async function acceptOpenQuote(
   db: Queryable,
   organisationId: string,
   id: string,
+  expiryKey: string,
 ): Promise<AcceptedQuote | undefined> {
   const result = await db.query<AcceptedQuote>(
     prepared(
-      `UPDATE quotes q SET status = 'accepted', updated_at = now()
+      `WITH timer AS (${deleteJobOfKey('$3')})
+       UPDATE quotes q SET status = 'accepted', updated_at = now()
        FROM corridors c
        WHERE q.id = $1 AND q.organisation_id = $2 AND q.status = 'open' AND q.expires_at > now()
          AND c.id = q.corridor_id
        RETURNING ${columnsOf('q.')}, c.destination_country, c.payout_method`,
-      [id, organisationId],
+      [id, organisationId, expiryKey],
     ),
   );
   return result.rows[0];

@@ -7,7 +7,6 @@ import { quotableRate } from '../fx/service.ts';
 import type { AppDeps } from '../platform/deps.ts';
 import { AppError, invalidState, notFound, validationFailed } from '../platform/errors.ts';
 import { isPublicId, newPublicId } from '../platform/ids.ts';
-import { scheduleJob } from '../platform/jobs/runner.ts';
 import { Decimal, formatAmount, formatRate, parseAmount } from '../platform/money.ts';
 import { toIso } from '../platform/time.ts';
 import { type Price, type PriceTerms, priceFromDestination, priceFromSource, quotedRate } from './pricing.ts';
@@ -15,6 +14,7 @@ import * as repo from './quote-repository.ts';
 import type { CreateQuoteInput, QuoteView } from './quote-schemas.ts';
 
 export const EXPIRE_QUOTE_KIND = 'transfers.expire_quote';
+const expiryKey = (id: string) => `${EXPIRE_QUOTE_KIND}:${id}`;
 
 export function quoteView(row: repo.QuoteRow): QuoteView {
   return {
@@ -93,8 +93,9 @@ export async function createQuote(
   }
   const id = newPublicId('qte');
   const expiresAt = new Date(now.getTime() + deps.config.quoteTtlSeconds * 1000);
-  const row = await withTransaction(deps.pool, async (tx) => {
-    const inserted = await repo.insertQuote(tx, {
+  const row = await repo.insertQuote(
+    deps.pool,
+    {
       id,
       organisation_id: organisationId,
       corridor_id: corridor.id,
@@ -110,15 +111,9 @@ export async function createQuote(
       estimated_delivery_at: new Date(now.getTime() + corridor.estimated_delivery_seconds * 1000),
       // The quote's times are one clock's: its validity is exactly QUOTE_TTL_SECONDS from created_at.
       created_at: now,
-    });
-    await scheduleJob(tx, {
-      kind: EXPIRE_QUOTE_KIND,
-      payload: { quote_id: id },
-      runAt: expiresAt,
-      dedupeKey: `${EXPIRE_QUOTE_KIND}:${id}`,
-    });
-    return inserted;
-  });
+    },
+    { kind: EXPIRE_QUOTE_KIND, payload: { quote_id: id }, dedupeKey: expiryKey(id) },
+  );
   return quoteView(row);
 }
 
@@ -140,7 +135,8 @@ export async function acceptQuote(
   id: string,
 ): Promise<repo.AcceptedQuote> {
   if (!isPublicId('qte', id)) throw notFound('No quote matches the id');
-  const accepted = await repo.acceptOpenQuote(tx, organisationId, id);
+  // An accepted quote's expiry timer has nothing left to do: it goes with the acceptance.
+  const accepted = await repo.acceptOpenQuote(tx, organisationId, id, expiryKey(id));
   if (accepted) return accepted;
   const row = await repo.findQuote(tx, organisationId, id);
   if (!row) throw notFound('No quote matches the id');

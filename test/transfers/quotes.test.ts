@@ -129,11 +129,18 @@ describe('quotes (D20)', () => {
 
   it('expires a quote by its timer or by the sandbox simulation', async () => {
     const timed = await quote({ corridor_id: USD_EUR, source_amount: '10.00' });
-    const job = await t.db.pool.query<{ kind: string }>(
-      "SELECT kind FROM jobs WHERE payload->>'quote_id' = $1",
+    const job = await t.db.pool.query<{ kind: string; payload: unknown; run_at: Date; dedupe_key: string }>(
+      "SELECT kind, payload, run_at, dedupe_key FROM jobs WHERE payload->>'quote_id' = $1",
       [timed.id],
     );
-    assert.deepEqual(job.rows, [{ kind: 'transfers.expire_quote' }]);
+    assert.deepEqual(job.rows, [
+      {
+        kind: 'transfers.expire_quote',
+        payload: { quote_id: timed.id },
+        run_at: new Date(timed.expires_at),
+        dedupe_key: `transfers.expire_quote:${timed.id}`,
+      },
+    ]);
     await withTransaction(t.db.pool, (tx) => expireQuoteJob(tx, timed.id));
     assert.equal((await api.get(`${QUOTES}/${timed.id}`)).json().status, 'expired');
     const simulated = await quote({ corridor_id: USD_EUR, source_amount: '10.00' });

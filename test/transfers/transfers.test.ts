@@ -95,6 +95,12 @@ describe('transfers (D20)', () => {
     (await api.get(`${TRANSFERS}/${id}`)).json() as TransferJson;
   const reaches = (api: ApiClient, id: string, status: string) =>
     waitUntil(async () => (await transferOf(api, id)).status === status, `transfer ${status}`, 10_000);
+  const quoteTimers = async (quoteId: string) =>
+    (
+      await t.db.pool.query<{ kind: string }>("SELECT kind FROM jobs WHERE payload->>'quote_id' = $1", [
+        quoteId,
+      ])
+    ).rows.map((row) => row.kind);
   const codes = async (id: string) => (await eventsOf(t, id)).map((event) => [event.code, event.previous]);
 
   it('sends a balance-funded transfer from confirm to completed without another call', async () => {
@@ -114,6 +120,7 @@ describe('transfers (D20)', () => {
     assert.equal(transfer.deposit, null);
     assert.equal(transfer.deposit_instructions, null);
     assert.equal(transfer.expires_at, null, 'funded at confirm: no funding deadline');
+    assert.deepEqual(await quoteTimers(q.id), [], "the accepted quote's expiry timer went with it");
     assert.deepEqual(
       { amount: transfer.payout?.amount, currency: transfer.payout?.currency },
       { amount: '911.27', currency: 'EUR' },
@@ -391,6 +398,7 @@ describe('transfers (D20)', () => {
       assert.equal(errorBody(response.body).code, code);
       assert.equal(errorBody(response.body).field, field);
       assert.equal((await api.get(`${QUOTES}/${quoteId}`)).json().status, 'open', 'the quote stays open');
+      assert.deepEqual(await quoteTimers(quoteId), ['transfers.expire_quote'], 'and keeps its expiry timer');
     }
     // Balance too low: 20 x 50,000 would need 1,000,000 more than there is after the first 19.
     for (let index = 0; index < 19; index++) {

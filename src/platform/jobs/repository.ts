@@ -26,14 +26,25 @@ export interface NewJob {
  */
 export const RUNNER_MAX_IDLE_MS = 5_000;
 
+/**
+ * A job insert from the rows of `source` (a SELECT of kind, payload, run_at, dedupe_key), for a statement
+ * that writes a resource and schedules its timer at once (a data-modifying WITH). It wakes no runner: only
+ * for jobs due later than RUNNER_MAX_IDLE_MS.
+ */
+export const insertJobsFrom = (source: string): string =>
+  `INSERT INTO jobs (kind, payload, run_at, dedupe_key) ${source} ON CONFLICT (dedupe_key) DO NOTHING`;
+
+/** The statement that removes the pending job of a dedupe key (see deleteJobByKey), for a WITH. */
+export const deleteJobOfKey = (dedupeKey: string): string =>
+  `DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE dedupe_key = ${dedupeKey} FOR UPDATE SKIP LOCKED)`;
+
 /** Inserts the job (unless its dedupe key is pending), waking the runners if it is due soon; true if inserted. */
 export async function insertJob(db: Queryable, job: NewJob): Promise<boolean> {
   const soon = job.runAt.getTime() - Date.now() < RUNNER_MAX_IDLE_MS;
   const result = await db.query({
     name: soon ? 'jobs.insert_notify' : 'jobs.insert',
     text: `WITH inserted AS (
-             INSERT INTO jobs (kind, payload, run_at, dedupe_key) VALUES ($1, $2, $3, $4)
-             ON CONFLICT (dedupe_key) DO NOTHING
+             ${insertJobsFrom('VALUES ($1, $2, $3, $4)')}
              RETURNING id
            )
            SELECT ${soon ? `pg_notify('${JOBS_CHANNEL}', '')` : '1'} FROM inserted`,
@@ -51,7 +62,7 @@ export async function insertJob(db: Queryable, job: NewJob): Promise<boolean> {
 export async function deleteJobByKey(db: Queryable, dedupeKey: string): Promise<boolean> {
   const result = await db.query({
     name: 'jobs.delete_by_key',
-    text: `DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE dedupe_key = $1 FOR UPDATE SKIP LOCKED)`,
+    text: deleteJobOfKey('$1'),
     values: [dedupeKey],
   });
   return (result.rowCount ?? 0) > 0;

@@ -93,11 +93,27 @@ export async function destinationOf(
   return undefined;
 }
 
-/** Where a transfer's money waits between its funding and its payout (D20): platform accounts. */
+/**
+ * The destination of a beneficiary that may be paid: 422 on beneficiary_id when the organisation has no
+ * such beneficiary, 400 BENEFICIARY_NOT_ACTIVE unless it is active (D19, D20, D21).
+ */
+export function payable(destination: PayoutDestination | undefined): PayoutDestination {
+  if (!destination)
+    throw validationFailed('beneficiary_id', 'No beneficiary of the organisation matches beneficiary_id');
+  if (destination.status !== 'active') {
+    throw new AppError(
+      'BENEFICIARY_NOT_ACTIVE',
+      `The beneficiary is ${destination.status}; only an active one is paid`,
+    );
+  }
+  return destination;
+}
+
 /** The platform account of a connector's rail, or of a crypto network's. */
 export const railAccount = (connectorOrNetwork: string, method: 'bank' | 'crypto' = 'bank'): string =>
   method === 'crypto' ? `rail:crypto:${connectorOrNetwork}` : `rail:${connectorOrNetwork}`;
 
+/** Where a transfer's money waits between its funding and its payout (D20): platform accounts. */
 export const TRANSFER_CLEARING = 'transfers_clearing';
 export const FX_POSITION = 'fx';
 
@@ -139,16 +155,9 @@ export interface NewPayout {
  * `transferId`: its money is already on the transfers clearing account, so nothing is debited.
  */
 export async function openPayout(tx: PoolClient, deps: AppDeps, payout: NewPayout): Promise<repo.PayoutRow> {
-  const destination =
-    payout.destination ?? (await destinationOf(tx, deps, payout.organisationId, payout.beneficiaryId));
-  if (!destination)
-    throw validationFailed('beneficiary_id', 'No beneficiary of the organisation matches beneficiary_id');
-  if (destination.status !== 'active') {
-    throw new AppError(
-      'BENEFICIARY_NOT_ACTIVE',
-      `The beneficiary is ${destination.status}; only an active one is paid`,
-    );
-  }
+  const destination = payable(
+    payout.destination ?? (await destinationOf(tx, deps, payout.organisationId, payout.beneficiaryId)),
+  );
   if (destination.currency !== payout.currency) {
     throw validationFailed(
       'currency',

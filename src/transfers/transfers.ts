@@ -24,6 +24,7 @@ import {
   destinationOf,
   FX_POSITION,
   openPayout,
+  payable,
   payoutView,
   TRANSFER_CLEARING,
 } from '../payments/payouts.ts';
@@ -273,15 +274,7 @@ async function confirmIn(
   input: ConfirmInput,
 ): Promise<TransferView> {
   const quote = await acceptQuote(tx, organisationId, quoteId);
-  const beneficiary = await destinationOf(tx, deps, organisationId, input.beneficiary_id);
-  if (!beneficiary)
-    throw validationFailed('beneficiary_id', 'No beneficiary of the organisation matches beneficiary_id');
-  if (beneficiary.status !== 'active') {
-    throw new AppError(
-      'BENEFICIARY_NOT_ACTIVE',
-      `The beneficiary is ${beneficiary.status}; only an active one is paid`,
-    );
-  }
+  const beneficiary = payable(await destinationOf(tx, deps, organisationId, input.beneficiary_id));
   if (
     beneficiary.country !== quote.destination_country ||
     beneficiary.currency !== quote.destination_currency ||

@@ -133,24 +133,34 @@ function trigrams(token: string): string[] {
   return [...found];
 }
 
-/** A growable array of 32-bit integers (off the JavaScript heap, 4 bytes each). */
+const CHUNK_BITS = 14;
+const CHUNK_SIZE = 1 << CHUNK_BITS;
+
+/**
+ * A growable array of 32-bit integers (off the JavaScript heap, 4 bytes each), in chunks of 16,384: it
+ * grows without copying, so a build leaves no outgrown arrays behind (a doubling array left as many bytes
+ * of them as it kept, freed only by the next full collection).
+ */
 class IntBuffer {
-  private data = new Int32Array(1024);
+  private readonly chunks: Int32Array[] = [];
   length = 0;
   push(value: number): void {
-    if (this.length === this.data.length) {
-      const grown = new Int32Array(this.data.length * 2);
-      grown.set(this.data);
-      this.data = grown;
-    }
-    this.data[this.length++] = value;
+    const offset = this.length & (CHUNK_SIZE - 1);
+    if (offset === 0) this.chunks.push(new Int32Array(CHUNK_SIZE));
+    this.chunks[this.chunks.length - 1]![offset] = value;
+    this.length++;
   }
   at(index: number): number {
-    return this.data[index]!;
+    return this.chunks[index >>> CHUNK_BITS]![index & (CHUNK_SIZE - 1)]!;
   }
   /** The values, in an array of their own length. */
   toArray(): Int32Array {
-    return this.data.slice(0, this.length);
+    const values = new Int32Array(this.length);
+    this.chunks.forEach((chunk, k) => {
+      const start = k * CHUNK_SIZE;
+      values.set(chunk.subarray(0, Math.min(CHUNK_SIZE, this.length - start)), start);
+    });
+    return values;
   }
 }
 
@@ -162,14 +172,48 @@ class IntBuffer {
 class PackedLists {
   readonly offsets: Int32Array;
   readonly values: Int32Array;
-  /** `keys[i]` and `items[i]` are one pair; items keep their order within a key. */
-  constructor(count: number, keys: IntBuffer, items: IntBuffer) {
-    this.offsets = new Int32Array(count + 1);
-    for (let i = 0; i < keys.length; i++) this.offsets[keys.at(i) + 1]!++;
-    for (let k = 0; k < count; k++) this.offsets[k + 1]! += this.offsets[k]!;
-    this.values = new Int32Array(keys.length);
-    const fill = this.offsets.slice(0, count);
-    for (let i = 0; i < keys.length; i++) this.values[fill[keys.at(i)]!++] = items.at(i);
+  constructor(offsets: Int32Array, values: Int32Array) {
+    this.offsets = offsets;
+    this.values = values;
+  }
+
+  /** `count` lists from pairs: `keys[i]` and `items[i]` are one pair; items keep their order within a key. */
+  static fromPairs(count: number, keys: IntBuffer, items: IntBuffer): PackedLists {
+    const offsets = new Int32Array(count + 1);
+    for (let i = 0; i < keys.length; i++) offsets[keys.at(i) + 1]!++;
+    for (let k = 0; k < count; k++) offsets[k + 1]! += offsets[k]!;
+    const values = new Int32Array(keys.length);
+    const fill = offsets.slice(0, count);
+    for (let i = 0; i < keys.length; i++) values[fill[keys.at(i)]!++] = items.at(i);
+    return new PackedLists(offsets, values);
+  }
+
+  /** Value -> the lists holding it (each list once, in list order), for values below `count`. */
+  inverted(count: number): PackedLists {
+    const lists = this.offsets.length - 1;
+    const offsets = new Int32Array(count + 1);
+    this.eachDistinct(lists, (_list, value) => offsets[value + 1]!++);
+    for (let k = 0; k < count; k++) offsets[k + 1]! += offsets[k]!;
+    const values = new Int32Array(offsets[count]!);
+    const fill = offsets.slice(0, count);
+    this.eachDistinct(lists, (list, value) => {
+      values[fill[value]!++] = list;
+    });
+    return new PackedLists(offsets, values);
+  }
+
+  /** Each list's values, a value repeated within a list visited once. */
+  private eachDistinct(lists: number, visit: (list: number, value: number) => void): void {
+    const { offsets, values } = this;
+    for (let list = 0; list < lists; list++) {
+      const start = offsets[list]!;
+      for (let k = start; k < offsets[list + 1]!; k++) {
+        const value = values[k]!;
+        let repeated = false;
+        for (let earlier = start; earlier < k && !repeated; earlier++) repeated = values[earlier] === value;
+        if (!repeated) visit(list, value);
+      }
+    }
   }
 }
 
@@ -214,10 +258,9 @@ export class MatchIndexBuilder {
   readonly birthDates: string[][] = [];
   readonly nameEntry = new IntBuffer();
   readonly nameRaw: string[] = [];
-  readonly nameOfToken = new IntBuffer();
-  readonly tokenOfName = new IntBuffer();
-  readonly postingTokens = new IntBuffer();
-  readonly postingNames = new IntBuffer();
+  /** Where each name's tokens start in `nameTokens`; names are added in order, so they need no sorting. */
+  readonly nameStart = new IntBuffer();
+  readonly nameTokens = new IntBuffer();
   readonly vocabulary = new Map<string, number>();
   readonly vocabularyTokens: string[] = [];
   private readonly arrays = new ArrayPool();
@@ -240,18 +283,10 @@ export class MatchIndexBuilder {
       const key = tokens.join(' ');
       if (tokens.length === 0 || seen.has(key)) continue;
       seen.add(key);
-      const nameId = this.nameEntry.length;
       this.nameEntry.push(entryIndex);
       this.nameRaw.push(raw);
-      const ids = tokens.map((token) => this.intern(token));
-      for (const id of ids) {
-        this.nameOfToken.push(nameId);
-        this.tokenOfName.push(id);
-      }
-      for (const id of new Set(ids)) {
-        this.postingTokens.push(id);
-        this.postingNames.push(nameId);
-      }
+      this.nameStart.push(this.nameTokens.length);
+      for (const token of tokens) this.nameTokens.push(this.intern(token));
     }
   }
 
@@ -329,8 +364,9 @@ export class MatchIndex {
     this.nameRaw = built.nameRaw;
     this.vocabulary = built.vocabulary;
     this.vocabularyTokens = built.vocabularyTokens;
-    this.nameTokens = new PackedLists(this.nameCount, built.nameOfToken, built.tokenOfName);
-    this.postings = new PackedLists(this.vocabularyTokens.length, built.postingTokens, built.postingNames);
+    built.nameStart.push(built.nameTokens.length);
+    this.nameTokens = new PackedLists(built.nameStart.toArray(), built.nameTokens.toArray());
+    this.postings = this.nameTokens.inverted(this.vocabularyTokens.length);
     const trigramKeys = new IntBuffer();
     const trigramTokens = new IntBuffer();
     this.vocabularyTokens.forEach((token, id) => {
@@ -345,7 +381,7 @@ export class MatchIndex {
         trigramTokens.push(id);
       }
     });
-    this.trigramPostings = new PackedLists(this.trigramIds.size, trigramKeys, trigramTokens);
+    this.trigramPostings = PackedLists.fromPairs(this.trigramIds.size, trigramKeys, trigramTokens);
     this.gain = new Float64Array(this.nameCount);
     this.nameMark = new Int32Array(this.nameCount);
     this.tokenMark = new Int32Array(this.nameCount);

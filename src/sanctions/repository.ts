@@ -146,8 +146,11 @@ export async function deleteEntries(db: Queryable, code: string): Promise<void> 
 /** The JSON keys of ListEntry, which jsonb_to_recordset reads as the columns of the same names. */
 const ENTRY_COLUMNS = ['entryId', 'entityType', 'name', 'aliases', 'programs', 'countries', 'birthDates'];
 
-/** Rows per INSERT: a few megabytes of JSON per statement. */
-const INSERT_BATCH = 5_000;
+/**
+ * Rows per INSERT: about 100 KiB of JSON per statement, below V8's large-object size, so that each batch's
+ * text and buffers die young instead of piling up until the next full collection.
+ */
+const INSERT_BATCH = 500;
 
 export async function insertEntries(
   db: Queryable,

@@ -1,9 +1,9 @@
 // The response serializers of the routes (fast-json-stringify), given only the shared schemas each
 // response refers to. Fastify's default compiler hands every response schema all of the app's shared
 // schemas, and fast-json-stringify checks each of them again (depth, meta-schema) for every response of
-// every route: with the OpenAPI components that allocated about 680 MB at start-up, and the process's
-// resident memory kept the high-water mark of it. A serializer only reads the schemas its `$ref`s reach,
-// so it is the same with the others left out.
+// every route: with this app's OpenAPI components that is about 680 MB of garbage at start-up, whose
+// high-water mark the process's resident memory keeps. A serializer only reads the schemas its `$ref`s
+// reach, so it is the same with the others left out.
 import fastJsonStringify, { type Options, type Schema } from 'fast-json-stringify';
 
 type Schemas = Record<string, unknown>;

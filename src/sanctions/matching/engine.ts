@@ -138,8 +138,8 @@ const CHUNK_SIZE = 1 << CHUNK_BITS;
 
 /**
  * A growable array of 32-bit integers (off the JavaScript heap, 4 bytes each), in chunks of 16,384: it
- * grows without copying, so a build leaves no outgrown arrays behind (a doubling array left as many bytes
- * of them as it kept, freed only by the next full collection).
+ * grows without copying, so a build leaves no outgrown arrays behind (a doubling array leaves about as
+ * many bytes of them as it keeps, freed only by the next full collection).
  */
 class IntBuffer {
   private readonly chunks: Int32Array[] = [];

@@ -18,6 +18,7 @@ import { registerIdempotency } from './platform/idempotency.ts';
 import { parseJsonBody } from './platform/json.ts';
 import { loggerOptions } from './platform/logging.ts';
 import { addMediaExamples, componentName, componentSchemas } from './platform/openapi.ts';
+import { buildSerializer } from './platform/serializer.ts';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -68,6 +69,7 @@ export async function buildApp(deps: AppDeps, options: BuildOptions): Promise<Ap
       // no silent removal of unknown keys.
       customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false },
     },
+    schemaController: { compilersFactory: { buildSerializer } },
   }).withTypeProvider<TypeBoxTypeProvider>() as App;
 
   // JSON is the only request body the API takes (contract rule 1); anything else is 415 (D5).

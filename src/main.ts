@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=8
+#!/usr/bin/env -S node --max-semi-space-size=8 --heap-growing-percent=100
 // CLI entry (D1): payment-service [serve|api|auth|worker|migrate|admin ...]
 import pino from 'pino';
 import { runAdminCli } from './admin/cli.ts';

@@ -1,5 +1,6 @@
 // SQL of sanctions screening (D18): lists and their entries, screenings.
 
+import pg from 'pg';
 import { pageWithTotal } from '../db/paging.ts';
 import type { Queryable } from '../db/pool.ts';
 import { prepared } from '../db/prepared.ts';
@@ -35,49 +36,63 @@ export async function listLists(db: Queryable): Promise<ListRow[]> {
   return (await db.query<ListRow>(`SELECT ${LIST_COLUMNS} FROM sanctions_lists ORDER BY code`)).rows;
 }
 
-export interface LoadedList {
-  code: string;
-  version: number;
-  /** The entries, each tagged with the list's code. */
-  entries: (ListEntry & { list: string })[];
-}
-
 /**
- * Every list with its entries, in one statement (one snapshot: the versions belong to the entries read).
- * Each entry comes as one small JSON text, which parses faster than PostgreSQL arrays and, unlike one JSON
- * text per list, never needs a buffer of the whole list at once.
+ * Hands every entry of every list to `visit` as its row arrives, in one statement (one snapshot: the
+ * versions belong to the entries read), and returns each list's version. Rows are not collected: the
+ * caller keeps what it needs of each entry (the match index keeps a fraction), so a list's rows never sit
+ * in memory all at once. Each entry comes as one small JSON text, which parses faster than PostgreSQL
+ * arrays.
  */
-export async function loadLists(db: Queryable): Promise<LoadedList[]> {
-  const result = await db.query<{ code: string; version: number; entry: string | null }>({
-    text: `SELECT l.code, l.version,
-                  CASE WHEN e.entry_id IS NULL THEN NULL ELSE
-                    json_build_array(e.entry_id, e.entity_type, e.name, e.aliases, e.programs, e.countries,
-                                     e.birth_dates)::text END AS entry
-           FROM sanctions_lists l LEFT JOIN sanctions_entries e ON e.list_code = l.code
-           ORDER BY l.code, e.entry_id`,
-    rowMode: 'array',
-  } as never);
-  const lists: LoadedList[] = [];
-  for (const row of result.rows as unknown as [string, number, string | null][]) {
-    const [code, version, entry] = row;
-    let list = lists.at(-1);
-    if (list?.code !== code) {
-      list = { code, version, entries: [] };
-      lists.push(list);
-    }
-    if (entry === null) continue;
-    const [entryId, entityType, name, aliases, programs, countries, birthDates] = JSON.parse(entry) as [
-      string,
-      ListEntry['entityType'],
-      string,
-      string[],
-      string[],
-      string[],
-      string[],
-    ];
-    list.entries.push({ list: code, entryId, entityType, name, aliases, programs, countries, birthDates });
+export async function loadLists(
+  db: Queryable,
+  visit: (entry: ListEntry & { list: string }) => void,
+): Promise<{ code: string; version: number }[]> {
+  const client = db instanceof pg.Pool ? await db.connect() : db;
+  try {
+    const lists: { code: string; version: number }[] = [];
+    const config: pg.QueryArrayConfig = {
+      text: `SELECT l.code, l.version,
+                    CASE WHEN e.entry_id IS NULL THEN NULL ELSE
+                      json_build_array(e.entry_id, e.entity_type, e.name, e.aliases, e.programs, e.countries,
+                                       e.birth_dates)::text END AS entry
+             FROM sanctions_lists l LEFT JOIN sanctions_entries e ON e.list_code = l.code
+             ORDER BY l.code, e.entry_id`,
+      rowMode: 'array',
+    };
+    const query = new pg.Query(config);
+    let failure: unknown;
+    // With a row listener and no callback, pg hands each row over without keeping it.
+    query.on('row', (row: [string, number, string | null]) => {
+      if (failure !== undefined) return;
+      const [code, version, entry] = row;
+      if (lists.at(-1)?.code !== code) lists.push({ code, version });
+      if (entry === null) return;
+      try {
+        const [entryId, entityType, name, aliases, programs, countries, birthDates] = JSON.parse(entry) as [
+          string,
+          ListEntry['entityType'],
+          string,
+          string[],
+          string[],
+          string[],
+          string[],
+        ];
+        visit({ list: code, entryId, entityType, name, aliases, programs, countries, birthDates });
+      } catch (error) {
+        // Thrown here, it would escape into pg's protocol handling: kept for the caller instead.
+        failure = error;
+      }
+    });
+    await new Promise<void>((resolve, reject) => {
+      query.once('end', () => resolve());
+      query.once('error', reject);
+      client.query(query);
+    });
+    if (failure !== undefined) throw failure;
+    return lists;
+  } finally {
+    if (client !== db) (client as pg.PoolClient).release();
   }
-  return lists;
 }
 
 /**
@@ -131,8 +146,11 @@ export async function deleteEntries(db: Queryable, code: string): Promise<void> 
 /** The JSON keys of ListEntry, which jsonb_to_recordset reads as the columns of the same names. */
 const ENTRY_COLUMNS = ['entryId', 'entityType', 'name', 'aliases', 'programs', 'countries', 'birthDates'];
 
-/** Rows per INSERT: a few megabytes of JSON per statement. */
-const INSERT_BATCH = 5_000;
+/**
+ * Rows per INSERT: about 100 KiB of JSON per statement, below V8's large-object size, so that each batch's
+ * text and buffers die young instead of piling up until the next full collection.
+ */
+const INSERT_BATCH = 500;
 
 export async function insertEntries(
   db: Queryable,

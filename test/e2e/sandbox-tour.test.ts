@@ -245,7 +245,11 @@ describe('the sandbox tour through `npm start`, over HTTP only (D19-D24)', () =>
 
   it('starts with npm start and prints the sandbox credentials; they get a token', async () => {
     const banner = service.stdout();
-    assert.match(banner, /> node --max-semi-space-size=8 src\/main\.ts serve/, 'npm ran the start script');
+    assert.match(
+      banner,
+      /> node --max-semi-space-size=8 --heap-growing-percent=100 src\/main\.ts serve/,
+      'npm ran the start script',
+    );
     const field = (name: string) => {
       const match = new RegExp(`^\\s+${name}\\s+: (\\S+)$`, 'm').exec(banner);
       assert.ok(match, `the banner prints ${name}`);

@@ -70,7 +70,8 @@ function remarks(text: string, label: RegExp): string[] {
 }
 
 export function parseOfacSdn(files: OfacFiles): ListEntry[] {
-  const entries = new Map<string, ListEntry & { countrySet: string[] }>();
+  // Until the end `countries` holds the country names the files give; then their codes.
+  const entries = new Map<string, ListEntry>();
   eachRecord('sdn.csv', files['sdn.csv'], (id, fields, line) => {
     if (entries.has(id)) throw new ListFormatError('sdn.csv', line, `ent_num ${id} appears twice`);
     const [, name = '', type = '', program = '', , , , , , , , remark = ''] = fields;
@@ -89,8 +90,7 @@ export function parseOfacSdn(files: OfacFiles): ListEntry[] {
       name,
       aliases: [],
       programs: programs(program),
-      countries: [],
-      countrySet: remarks(remark, /^(?:nationality|citizen)\s+(.+)$/i),
+      countries: remarks(remark, /^(?:nationality|citizen)\s+(.+)$/i),
       birthDates: uniqueValues(
         remarks(remark, /^DOB\s+(.+)$/i).flatMap((text) => ofacBirthInterval(text) ?? []),
       ),
@@ -105,11 +105,13 @@ export function parseOfacSdn(files: OfacFiles): ListEntry[] {
   });
   eachRecord('add.csv', files['add.csv'], (id, fields) => {
     const country = fields[4] ?? '';
-    if (country !== '') entries.get(id)?.countrySet.push(country);
+    if (country !== '') entries.get(id)?.countries.push(country);
   });
-  return [...entries.values()].map(({ countrySet, ...entry }) => ({
-    ...entry,
-    aliases: distinctAliases(entry.name, entry.aliases),
-    countries: uniqueValues(countrySet.flatMap((name) => countryCode(name) ?? [])),
-  }));
+  // Completed in place: a copy of every entry would double what an import holds at its peak.
+  const parsed = [...entries.values()];
+  for (const entry of parsed) {
+    entry.aliases = distinctAliases(entry.name, entry.aliases);
+    entry.countries = uniqueValues(entry.countries.flatMap((name) => countryCode(name) ?? []));
+  }
+  return parsed;
 }

@@ -24,7 +24,7 @@
 // is missed: the price of not scanning; the tests compare blocked results with a full scan.
 import jaroWinkler from 'talisman/metrics/jaro-winkler.js';
 import { withinAny } from '../formats/dates.ts';
-import type { EntryType, ListEntry } from '../formats/types.ts';
+import { ENTRY_TYPES, type EntryType, type ListEntry } from '../formats/types.ts';
 import { normaliseName } from './normalise.ts';
 
 export const TOKEN_FLOOR = 0.8;
@@ -133,20 +133,34 @@ function trigrams(token: string): string[] {
   return [...found];
 }
 
-/** A growable array of 32-bit integers (off the JavaScript heap, 4 bytes each). */
+const CHUNK_BITS = 14;
+const CHUNK_SIZE = 1 << CHUNK_BITS;
+
+/**
+ * A growable array of 32-bit integers (off the JavaScript heap, 4 bytes each), in chunks of 16,384: it
+ * grows without copying, so a build leaves no outgrown arrays behind (a doubling array leaves about as
+ * many bytes of them as it keeps, freed only by the next full collection).
+ */
 class IntBuffer {
-  private data = new Int32Array(1024);
+  private readonly chunks: Int32Array[] = [];
   length = 0;
   push(value: number): void {
-    if (this.length === this.data.length) {
-      const grown = new Int32Array(this.data.length * 2);
-      grown.set(this.data);
-      this.data = grown;
-    }
-    this.data[this.length++] = value;
+    const offset = this.length & (CHUNK_SIZE - 1);
+    if (offset === 0) this.chunks.push(new Int32Array(CHUNK_SIZE));
+    this.chunks[this.chunks.length - 1]![offset] = value;
+    this.length++;
   }
   at(index: number): number {
-    return this.data[index]!;
+    return this.chunks[index >>> CHUNK_BITS]![index & (CHUNK_SIZE - 1)]!;
+  }
+  /** The values, in an array of their own length. */
+  toArray(): Int32Array {
+    const values = new Int32Array(this.length);
+    this.chunks.forEach((chunk, k) => {
+      const start = k * CHUNK_SIZE;
+      values.set(chunk.subarray(0, Math.min(CHUNK_SIZE, this.length - start)), start);
+    });
+    return values;
   }
 }
 
@@ -158,14 +172,48 @@ class IntBuffer {
 class PackedLists {
   readonly offsets: Int32Array;
   readonly values: Int32Array;
-  /** `keys[i]` and `items[i]` are one pair; items keep their order within a key. */
-  constructor(count: number, keys: IntBuffer, items: IntBuffer) {
-    this.offsets = new Int32Array(count + 1);
-    for (let i = 0; i < keys.length; i++) this.offsets[keys.at(i) + 1]!++;
-    for (let k = 0; k < count; k++) this.offsets[k + 1]! += this.offsets[k]!;
-    this.values = new Int32Array(keys.length);
-    const fill = this.offsets.slice(0, count);
-    for (let i = 0; i < keys.length; i++) this.values[fill[keys.at(i)]!++] = items.at(i);
+  constructor(offsets: Int32Array, values: Int32Array) {
+    this.offsets = offsets;
+    this.values = values;
+  }
+
+  /** `count` lists from pairs: `keys[i]` and `items[i]` are one pair; items keep their order within a key. */
+  static fromPairs(count: number, keys: IntBuffer, items: IntBuffer): PackedLists {
+    const offsets = new Int32Array(count + 1);
+    for (let i = 0; i < keys.length; i++) offsets[keys.at(i) + 1]!++;
+    for (let k = 0; k < count; k++) offsets[k + 1]! += offsets[k]!;
+    const values = new Int32Array(keys.length);
+    const fill = offsets.slice(0, count);
+    for (let i = 0; i < keys.length; i++) values[fill[keys.at(i)]!++] = items.at(i);
+    return new PackedLists(offsets, values);
+  }
+
+  /** Value -> the lists holding it (each list once, in list order), for values below `count`. */
+  inverted(count: number): PackedLists {
+    const lists = this.offsets.length - 1;
+    const offsets = new Int32Array(count + 1);
+    this.eachDistinct(lists, (_list, value) => offsets[value + 1]!++);
+    for (let k = 0; k < count; k++) offsets[k + 1]! += offsets[k]!;
+    const values = new Int32Array(offsets[count]!);
+    const fill = offsets.slice(0, count);
+    this.eachDistinct(lists, (list, value) => {
+      values[fill[value]!++] = list;
+    });
+    return new PackedLists(offsets, values);
+  }
+
+  /** Each list's values, a value repeated within a list visited once. */
+  private eachDistinct(lists: number, visit: (list: number, value: number) => void): void {
+    const { offsets, values } = this;
+    for (let list = 0; list < lists; list++) {
+      const start = offsets[list]!;
+      for (let k = start; k < offsets[list + 1]!; k++) {
+        const value = values[k]!;
+        let repeated = false;
+        for (let earlier = start; earlier < k && !repeated; earlier++) repeated = values[earlier] === value;
+        if (!repeated) visit(list, value);
+      }
+    }
   }
 }
 
@@ -176,21 +224,108 @@ export interface MatchOptions {
   stats?: { scored: number };
 }
 
+/** What a hit shows of its entry, and what the sandbox's magic hits are made from. */
+export type HitEntry = Pick<
+  IndexedEntry,
+  'list' | 'entryId' | 'entityType' | 'name' | 'programs' | 'countries'
+>;
+
+/** One array object per distinct list of values: most entries share their programs, countries or none. */
+class ArrayPool {
+  private readonly arrays = new Map<string, string[]>();
+  intern(values: string[]): string[] {
+    const key = values.join('\u0000');
+    const known = this.arrays.get(key);
+    if (known?.length === values.length && known.every((value, i) => value === values[i])) return known;
+    if (known === undefined) this.arrays.set(key, values);
+    return values;
+  }
+}
+
+/**
+ * Collects entries one at a time for a MatchIndex, keeping only what matching and hits read: an entry's
+ * names become normalised tokens (and the raw names the hits show), so that the entry object itself can
+ * be dropped at once. The index of a whole list can thus be built while its rows are read.
+ */
+export class MatchIndexBuilder {
+  readonly lists: string[] = [];
+  readonly entryList = new IntBuffer();
+  readonly entryType = new IntBuffer();
+  readonly entryIds: string[] = [];
+  readonly primaryNames: string[] = [];
+  readonly programs: string[][] = [];
+  readonly countries: string[][] = [];
+  readonly birthDates: string[][] = [];
+  readonly nameEntry = new IntBuffer();
+  readonly nameRaw: string[] = [];
+  /** Where each name's tokens start in `nameTokens`; names are added in order, so they need no sorting. */
+  readonly nameStart = new IntBuffer();
+  readonly nameTokens = new IntBuffer();
+  readonly vocabulary = new Map<string, number>();
+  readonly vocabularyTokens: string[] = [];
+  private readonly arrays = new ArrayPool();
+
+  add(entry: IndexedEntry): void {
+    const entryIndex = this.entryIds.length;
+    let list = this.lists.lastIndexOf(entry.list);
+    if (list < 0) list = this.lists.push(entry.list) - 1;
+    this.entryList.push(list);
+    this.entryType.push(ENTRY_TYPES.indexOf(entry.entityType));
+    this.entryIds.push(entry.entryId);
+    this.primaryNames.push(entry.name);
+    this.programs.push(this.arrays.intern(entry.programs));
+    this.countries.push(this.arrays.intern(entry.countries));
+    this.birthDates.push(this.arrays.intern(entry.birthDates));
+    const organisation = entry.entityType !== 'individual';
+    const seen = new Set<string>();
+    for (const raw of [entry.name, ...entry.aliases]) {
+      const tokens = normaliseName(raw, organisation);
+      const key = tokens.join(' ');
+      if (tokens.length === 0 || seen.has(key)) continue;
+      seen.add(key);
+      this.nameEntry.push(entryIndex);
+      this.nameRaw.push(raw);
+      this.nameStart.push(this.nameTokens.length);
+      for (const token of tokens) this.nameTokens.push(this.intern(token));
+    }
+  }
+
+  /** The vocabulary id of a token, added on first sight. */
+  private intern(token: string): number {
+    let id = this.vocabulary.get(token);
+    if (id === undefined) {
+      id = this.vocabularyTokens.length;
+      this.vocabulary.set(token, id);
+      this.vocabularyTokens.push(token);
+    }
+    return id;
+  }
+}
+
 export class MatchIndex {
-  readonly entries: readonly IndexedEntry[];
   readonly nameCount: number;
+  private readonly lists: readonly string[];
+  /** Per entry: its list (an index into `lists`), its type (an index into ENTRY_TYPES), and the rest. */
+  private readonly entryList: Int32Array;
+  private readonly entryType: Int32Array;
+  private readonly entryIds: readonly string[];
+  private readonly primaryNames: readonly string[];
+  private readonly programs: readonly string[][];
+  private readonly countries: readonly string[][];
+  private readonly birthDates: readonly string[][];
   private readonly nameEntry: Int32Array;
-  private readonly nameRaw: string[] = [];
+  private readonly nameRaw: readonly string[];
   /** Each name's tokens, as vocabulary ids. */
   private readonly nameTokens: PackedLists;
-  private readonly vocabulary = new Map<string, number>();
-  private readonly vocabularyTokens: string[] = [];
+  private readonly vocabulary: ReadonlyMap<string, number>;
+  private readonly vocabularyTokens: readonly string[];
   /** Vocabulary id -> the names holding the token (each name once). */
   private readonly postings: PackedLists;
   private readonly trigramIds = new Map<string, number>();
   /** Trigram id -> the vocabulary tokens holding it. */
   private readonly trigramPostings: PackedLists;
-  private readonly byKey = new Map<string, IndexedEntry>();
+  /** List code -> entry id -> entry index. */
+  private readonly byKey = new Map<string, Map<string, number>>();
   // Scratch space of one search (matching is synchronous, so one search runs at a time per index).
   private readonly gain: Float64Array;
   private readonly nameMark: Int32Array;
@@ -199,40 +334,39 @@ export class MatchIndex {
   private readonly vocabularyMark: Int32Array;
   private generation = 0;
 
-  constructor(entries: readonly IndexedEntry[]) {
-    this.entries = entries;
-    const nameEntry = new IntBuffer();
-    const nameOfToken = new IntBuffer();
-    const tokenOfName = new IntBuffer();
-    const postingTokens = new IntBuffer();
-    const postingNames = new IntBuffer();
-    entries.forEach((entry, entryIndex) => {
-      this.byKey.set(`${entry.list}\u0000${entry.entryId}`, entry);
-      const organisation = entry.entityType !== 'individual';
-      const seen = new Set<string>();
-      for (const raw of [entry.name, ...entry.aliases]) {
-        const tokens = normaliseName(raw, organisation);
-        const key = tokens.join(' ');
-        if (tokens.length === 0 || seen.has(key)) continue;
-        seen.add(key);
-        const nameId = nameEntry.length;
-        nameEntry.push(entryIndex);
-        this.nameRaw.push(raw);
-        const ids = tokens.map((token) => this.intern(token));
-        for (const id of ids) {
-          nameOfToken.push(nameId);
-          tokenOfName.push(id);
-        }
-        for (const id of new Set(ids)) {
-          postingTokens.push(id);
-          postingNames.push(nameId);
-        }
+  /** The index of `entries`, or of the entries a builder was given. */
+  constructor(entries: Iterable<IndexedEntry> | MatchIndexBuilder) {
+    let built: MatchIndexBuilder;
+    if (entries instanceof MatchIndexBuilder) built = entries;
+    else {
+      built = new MatchIndexBuilder();
+      for (const entry of entries) built.add(entry);
+    }
+    this.lists = built.lists;
+    this.entryList = built.entryList.toArray();
+    this.entryType = built.entryType.toArray();
+    this.entryIds = built.entryIds;
+    this.primaryNames = built.primaryNames;
+    this.programs = built.programs;
+    this.countries = built.countries;
+    this.birthDates = built.birthDates;
+    this.entryIds.forEach((entryId, entryIndex) => {
+      const list = this.lists[this.entryList[entryIndex]!]!;
+      let ids = this.byKey.get(list);
+      if (ids === undefined) {
+        ids = new Map();
+        this.byKey.set(list, ids);
       }
+      ids.set(entryId, entryIndex);
     });
-    this.nameCount = nameEntry.length;
-    this.nameEntry = Int32Array.from({ length: nameEntry.length }, (_, index) => nameEntry.at(index));
-    this.nameTokens = new PackedLists(this.nameCount, nameOfToken, tokenOfName);
-    this.postings = new PackedLists(this.vocabularyTokens.length, postingTokens, postingNames);
+    this.nameCount = built.nameEntry.length;
+    this.nameEntry = built.nameEntry.toArray();
+    this.nameRaw = built.nameRaw;
+    this.vocabulary = built.vocabulary;
+    this.vocabularyTokens = built.vocabularyTokens;
+    built.nameStart.push(built.nameTokens.length);
+    this.nameTokens = new PackedLists(built.nameStart.toArray(), built.nameTokens.toArray());
+    this.postings = this.nameTokens.inverted(this.vocabularyTokens.length);
     const trigramKeys = new IntBuffer();
     const trigramTokens = new IntBuffer();
     this.vocabularyTokens.forEach((token, id) => {
@@ -247,7 +381,7 @@ export class MatchIndex {
         trigramTokens.push(id);
       }
     });
-    this.trigramPostings = new PackedLists(this.trigramIds.size, trigramKeys, trigramTokens);
+    this.trigramPostings = PackedLists.fromPairs(this.trigramIds.size, trigramKeys, trigramTokens);
     this.gain = new Float64Array(this.nameCount);
     this.nameMark = new Int32Array(this.nameCount);
     this.tokenMark = new Int32Array(this.nameCount);
@@ -255,15 +389,19 @@ export class MatchIndex {
     this.vocabularyMark = new Int32Array(this.vocabularyTokens.length);
   }
 
-  /** The vocabulary id of a token, added on first sight. */
-  private intern(token: string): number {
-    let id = this.vocabulary.get(token);
-    if (id === undefined) {
-      id = this.vocabularyTokens.length;
-      this.vocabulary.set(token, id);
-      this.vocabularyTokens.push(token);
-    }
-    return id;
+  private entityType(entryIndex: number): EntryType {
+    return ENTRY_TYPES[this.entryType[entryIndex]!]!;
+  }
+
+  private hitEntry(entryIndex: number): HitEntry {
+    return {
+      list: this.lists[this.entryList[entryIndex]!]!,
+      entryId: this.entryIds[entryIndex]!,
+      entityType: this.entityType(entryIndex),
+      name: this.primaryNames[entryIndex]!,
+      programs: this.programs[entryIndex]!,
+      countries: this.countries[entryIndex]!,
+    };
   }
 
   /** The tokens of a name, as strings. */
@@ -275,8 +413,9 @@ export class MatchIndex {
     return tokens;
   }
 
-  entry(list: string, entryId: string): IndexedEntry | undefined {
-    return this.byKey.get(`${list}\u0000${entryId}`);
+  entry(list: string, entryId: string): HitEntry | undefined {
+    const entryIndex = this.byKey.get(list)?.get(entryId);
+    return entryIndex === undefined ? undefined : this.hitEntry(entryIndex);
   }
 
   /** Marks tell "touched in this pass" from stale values; a search uses a few dozen generations at most. */
@@ -372,24 +511,24 @@ export class MatchIndex {
     const best = new Map<number, { score: number; nameId: number }>();
     for (const nameId of names) {
       const entryIndex = this.nameEntry[nameId]!;
-      if (!comparable(query.entityType, this.entries[entryIndex]!.entityType)) continue;
+      if (!comparable(query.entityType, this.entityType(entryIndex))) continue;
       const score = nameScore(tokens, this.tokensOf(nameId));
       const current = best.get(entryIndex);
       if (current === undefined || score > current.score) best.set(entryIndex, { score, nameId });
     }
     const hits: { hit: Hit; score: number }[] = [];
     for (const [entryIndex, { score, nameId }] of best) {
-      const entry = this.entries[entryIndex]!;
-      const adjusted = roundScore(Math.max(0, score - penalty(entry, query)));
+      const dates = { birthDates: this.birthDates[entryIndex]!, countries: this.countries[entryIndex]! };
+      const adjusted = roundScore(Math.max(0, score - penalty(dates, query)));
       if (adjusted < threshold) continue;
-      hits.push({ score: adjusted, hit: toHit(entry, this.nameRaw[nameId]!, adjusted) });
+      hits.push({ score: adjusted, hit: toHit(this.hitEntry(entryIndex), this.nameRaw[nameId]!, adjusted) });
     }
     return sortHits(hits).slice(0, MAX_HITS);
   }
 }
 
 /** What a contradicting date of birth or country costs (D18); agreement costs nothing and adds nothing. */
-export function penalty(entry: ListEntry, query: MatchQuery): number {
+export function penalty(entry: Pick<ListEntry, 'birthDates' | 'countries'>, query: MatchQuery): number {
   let total = 0;
   if (query.dateOfBirth && entry.birthDates.length > 0 && !withinAny(entry.birthDates, query.dateOfBirth)) {
     total += DOB_PENALTY;
@@ -400,7 +539,7 @@ export function penalty(entry: ListEntry, query: MatchQuery): number {
   return total;
 }
 
-export function toHit(entry: IndexedEntry, matchedName: string, score: number): Hit {
+export function toHit(entry: HitEntry, matchedName: string, score: number): Hit {
   return {
     list: entry.list,
     entry_id: entry.entryId,

@@ -6,7 +6,7 @@
 // place and the database's CPU free; operator guide "Sanctions lists" has the figures.
 import type { Pool, Queryable } from '../../db/pool.ts';
 import * as repo from '../repository.ts';
-import { type IndexedEntry, MatchIndex } from './engine.ts';
+import { MatchIndex, MatchIndexBuilder } from './engine.ts';
 
 export interface VersionedIndex {
   index: MatchIndex;
@@ -27,9 +27,9 @@ const versionOf = (lists: readonly { code: string; version: number }[]): string 
   lists.map((list) => `${list.code}:${list.version}`).join(',');
 
 async function build(db: Queryable): Promise<VersionedIndex> {
-  const lists = await repo.loadLists(db);
-  const entries: IndexedEntry[] = lists.flatMap((list) => list.entries);
-  return { index: new MatchIndex(entries), version: versionOf(lists) };
+  const builder = new MatchIndexBuilder();
+  const lists = await repo.loadLists(db, (entry) => builder.add(entry));
+  return { index: new MatchIndex(builder), version: versionOf(lists) };
 }
 
 /**

@@ -364,8 +364,11 @@ export class MatchIndex {
     this.nameRaw = built.nameRaw;
     this.vocabulary = built.vocabulary;
     this.vocabularyTokens = built.vocabularyTokens;
-    built.nameStart.push(built.nameTokens.length);
-    this.nameTokens = new PackedLists(built.nameStart.toArray(), built.nameTokens.toArray());
+    // The offsets of the names' tokens, closed by their total (the builder is left as it was).
+    const nameOffsets = new Int32Array(this.nameCount + 1);
+    nameOffsets.set(built.nameStart.toArray());
+    nameOffsets[this.nameCount] = built.nameTokens.length;
+    this.nameTokens = new PackedLists(nameOffsets, built.nameTokens.toArray());
     this.postings = this.nameTokens.inverted(this.vocabularyTokens.length);
     const trigramKeys = new IntBuffer();
     const trigramTokens = new IntBuffer();

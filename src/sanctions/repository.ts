@@ -48,6 +48,7 @@ export async function loadLists(
   visit: (entry: ListEntry & { list: string }) => void,
 ): Promise<{ code: string; version: number }[]> {
   const client = db instanceof pg.Pool ? await db.connect() : db;
+  let queryError: Error | undefined;
   try {
     const lists: { code: string; version: number }[] = [];
     const config: pg.QueryArrayConfig = {
@@ -85,13 +86,17 @@ export async function loadLists(
     });
     await new Promise<void>((resolve, reject) => {
       query.once('end', () => resolve());
-      query.once('error', reject);
+      query.once('error', (error: Error) => {
+        queryError = error;
+        reject(error);
+      });
       client.query(query);
     });
     if (failure !== undefined) throw failure;
     return lists;
   } finally {
-    if (client !== db) (client as pg.PoolClient).release();
+    // A connection whose statement failed is discarded rather than handed to the next caller.
+    if (client !== db) (client as pg.PoolClient).release(queryError);
   }
 }
 

@@ -410,6 +410,12 @@ async function settleLocked(
   failureReason?: FailureReason,
 ): Promise<repo.PayoutRow> {
   if (outcome === 'complete') {
+    if (failureReason !== undefined) {
+      throw validationFailed(
+        'failure_reason',
+        'A payout that completes has no failure_reason; it applies to fail and return',
+      );
+    }
     if (row.status !== 'processing')
       throw invalidState(`The payout is ${row.status}; only a processing payout can complete`);
     return movePayout(tx, deps, row, 'completed');
@@ -421,7 +427,9 @@ async function settleLocked(
   }
   if (row.status !== 'completed')
     throw invalidState(`The payout is ${row.status}; only a completed payout can be returned`);
-  return movePayout(tx, deps, row, 'returned', 'returned');
+  // A rail returns a payment with its own reason (an account closed after the credit, say); `returned`
+  // when it gives none.
+  return movePayout(tx, deps, row, 'returned', failureReason ?? 'returned');
 }
 
 /** The sandbox simulator's step (a durable timer): complete or fail, and a return after a completion. */

@@ -216,10 +216,12 @@ export function registerPaymentSandboxRoutes(app: App, deps: AppDeps): void {
           tags: ['sandbox'],
           operationId: `sandbox${outcome[0]!.toUpperCase()}${outcome.slice(1)}Payout`,
           summary: `Simulate the rail: ${outcome} a payout (sandbox only)`,
-          description:
-            outcome === 'return'
-              ? 'A completed payout comes back: the amount returns to the available balance.'
-              : `A processing payout ${outcome === 'complete' ? 'completes' : 'fails (failure_reason, default rejected_by_bank)'}.`,
+          description: {
+            complete: 'A processing payout completes. A failure_reason is refused (422).',
+            fail: 'A processing payout fails (failure_reason, default rejected_by_bank).',
+            return:
+              'A completed payout comes back (failure_reason, default returned): the amount returns to the available balance.',
+          }[outcome],
           security,
           params: PayoutIdParams,
           body: FailPayoutBody,

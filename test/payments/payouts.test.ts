@@ -188,6 +188,20 @@ describe('payouts (D21, D24)', () => {
     await settled(api, second.id, 'processing');
     await new Promise((resolve) => setTimeout(resolve, 200));
     assert.equal((await payoutOf(api, first.id)).status, 'processing');
+    const completedWithReason = await api.post(`/api/v1/sandbox/payouts/${first.id}/complete`, {
+      failure_reason: 'account_closed',
+    });
+    expectStatus(completedWithReason, 422);
+    const refusal = errorBody(completedWithReason.body);
+    assert.deepEqual(
+      [refusal.error, refusal.code, refusal.field],
+      [
+        'A payout that completes has no failure_reason; it applies to fail and return',
+        'VALIDATION_FAILED',
+        'failure_reason',
+      ],
+    );
+    assert.equal((await payoutOf(api, first.id)).status, 'processing');
     const completed = await api.post(`/api/v1/sandbox/payouts/${first.id}/complete`);
     expectStatus(completed, 200);
     assert.equal(completed.json().status, 'completed');
@@ -199,8 +213,13 @@ describe('payouts (D21, D24)', () => {
     const again = await api.post(`/api/v1/sandbox/payouts/${first.id}/complete`);
     expectStatus(again, 400);
     assert.equal(errorBody(again.body).code, 'INVALID_STATE');
-    const returned = await api.post(`/api/v1/sandbox/payouts/${first.id}/return`);
+    // The rail's own reason for the return, where it gives one (the default, `returned`: the 3333 test).
+    const returned = await api.post(`/api/v1/sandbox/payouts/${first.id}/return`, {
+      failure_reason: 'account_closed',
+    });
+    expectStatus(returned, 200);
     assert.equal(returned.json().status, 'returned');
+    assert.equal(returned.json().failure_reason, 'account_closed');
     assert.deepEqual(await balance(api, 'EUR'), { available: '1000000.00', held: '0.00' });
   });
 

@@ -312,7 +312,7 @@ export function registerPaymentAdminRoutes(admin: App, deps: AppDeps): void {
       },
       async () => payouts.payoutsWaiting(deps, 500),
     );
-    for (const outcome of ['complete', 'fail'] as const) {
+    for (const outcome of ['complete', 'fail', 'return'] as const) {
       scope.post(
         `/payouts/:payout_id/${outcome}`,
         {
@@ -321,10 +321,11 @@ export function registerPaymentAdminRoutes(admin: App, deps: AppDeps): void {
           schema: {
             tags: ['operator'],
             operationId: `admin${outcome[0]!.toUpperCase()}${outcome.slice(1)}Payout`,
-            summary:
-              outcome === 'complete'
-                ? 'Record a payout as paid'
-                : 'Record a payout as failed (failure_reason)',
+            summary: {
+              complete: 'Record a payout as paid',
+              fail: 'Record a payout as failed (failure_reason)',
+              return: 'Record a paid payout as returned by the bank (failure_reason, default returned)',
+            }[outcome],
             params: PayoutIdParams,
             body: FailPayoutBody,
             response: { 200: Payout, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 422: ErrorBody },

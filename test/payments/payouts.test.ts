@@ -587,5 +587,31 @@ describe('payouts on the manual rail (D21)', () => {
     assert.equal(rail.rows[0]!.sum, '30.00');
     const line = t.logs.lines.find((entry) => entry.includes('"operator_action":"payout.complete"'));
     assert.ok(line?.includes(one.id), 'the operator action is logged with the payout');
+
+    // Days later the bank sends the paid payout back: the operator records the return with its reason.
+    const early = await admin('POST', `/admin/v1/payouts/${two.id}/return`, {});
+    expectStatus(early, 400);
+    assert.equal(errorBody(early.body).code, 'INVALID_STATE');
+    const returned = await admin('POST', `/admin/v1/payouts/${one.id}/return`, {
+      failure_reason: 'account_closed',
+    });
+    expectStatus(returned, 200);
+    assert.deepEqual(
+      [returned.json().status, returned.json().failure_reason],
+      ['returned', 'account_closed'],
+    );
+    assert.deepEqual(await balance(api, 'EUR'), { available: '1000000.00', held: '0.00' });
+    const afterReturn = await t.db.pool.query<{ sum: string }>(
+      `SELECT sum(e.amount)::text AS sum FROM ledger_entries e JOIN ledger_accounts a ON a.id = e.account_id
+       WHERE a.name = 'rail:manual' AND e.resource_id = $1`,
+      [one.id],
+    );
+    assert.equal(afterReturn.rows[0]!.sum, '0.00');
+    assert.ok(
+      t.logs.lines.some(
+        (entry) => entry.includes('"operator_action":"payout.return"') && entry.includes(one.id),
+      ),
+      'the return is logged with the payout',
+    );
   });
 });

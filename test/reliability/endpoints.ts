@@ -544,4 +544,11 @@ export const PAYMENT_ENDPOINTS: PaymentEndpoint[] = [
     id: (w) => w.failPayout,
     body: () => ({ failure_reason: 'rejected_by_bank' }),
   },
+  {
+    method: 'POST',
+    path: '/admin/v1/payouts/:payout_id/return',
+    ...admin,
+    id: (w) => w.completedPayout,
+    body: () => ({ failure_reason: 'returned' }),
+  },
 ];

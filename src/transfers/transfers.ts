@@ -10,6 +10,7 @@
 // leg converts the net amount through the FX position into the destination currency on the clearing
 // account, from where the payout pays it to the rail. A refund gives the source amount back.
 import * as ledger from '../balances/ledger.ts';
+import { findBalance } from '../balances/repository.ts';
 import {
   PG_UNIQUE_VIOLATION,
   type PoolClient,
@@ -50,8 +51,8 @@ export const EXPIRE_TRANSFER_KIND = 'transfers.expire_transfer';
 
 /** What each status may become (D20); anything else is 400 INVALID_STATE. */
 const MOVES: Readonly<Record<TransferStatus, readonly TransferStatus[]>> = {
-  in_review: ['awaiting_deposit', 'processing', 'rejected', 'cancelled'],
-  awaiting_deposit: ['processing', 'expired', 'cancelled'],
+  in_review: ['awaiting_deposit', 'processing', 'rejected', 'cancelled', 'expired'],
+  awaiting_deposit: ['processing', 'expired', 'cancelled', 'rejected'],
   processing: ['completed', 'refunding'],
   completed: ['refunding'],
   refunding: ['refunded'],
@@ -224,7 +225,11 @@ function openPayoutLeg(
   });
 }
 
-/** The deposit leg of a transfer funded from outside: instructions and a unique reference or address. */
+/**
+ * The deposit leg of a transfer funded from outside: instructions and a unique reference or address. It
+ * outlives the transfer's funding deadline by DEPOSIT_TTL_SECONDS: money a payer sends late (or after a
+ * cancel) still finds its reference and is credited to the balance, though the transfer no longer takes it.
+ */
 async function createDepositLeg(tx: PoolClient, deps: AppDeps, row: repo.TransferRow): Promise<string> {
   const deposit = await openDeposit(tx, deps, {
     organisationId: row.organisation_id,
@@ -234,17 +239,41 @@ async function createDepositLeg(tx: PoolClient, deps: AppDeps, row: repo.Transfe
     transferId: row.id,
     externalId: null,
     ...(row.network !== null ? { network: row.network } : {}),
-    expiresAt: row.expires_at!, // a transfer funded by a deposit has a funding deadline
+    // A transfer funded by a deposit has a funding deadline.
+    expiresAt: new Date(row.expires_at!.getTime() + deps.config.depositTtlSeconds * 1000),
   });
   return deposit.id;
 }
 
-/** After a cleared review: balance funding (taken at confirm) pays out, the others wait for their deposit. */
+/**
+ * Why the transfer's beneficiary can no longer be paid (deleted, or no longer active, since the confirm),
+ * or null when it can. Its payout would be refused before any money moved: the transfer is rejected (D20).
+ */
+function payoutRefusal(row: repo.TransferRow, destination: PayoutDestination | undefined): string | null {
+  if (!destination) return 'the beneficiary no longer exists';
+  if (destination.status !== 'active') return `the beneficiary is ${destination.status} and cannot be paid`;
+  if (destination.currency !== row.destination_currency) {
+    return `the beneficiary is now paid in ${destination.currency}, not ${row.destination_currency}`;
+  }
+  return null;
+}
+
+/**
+ * After a cleared review: balance funding (taken at confirm) pays out, the others wait for their deposit.
+ * A beneficiary that can no longer be paid rejects the transfer (money taken goes back), and a transfer
+ * still unfunded past its funding deadline expires: the review itself always succeeds.
+ */
 async function proceed(tx: PoolClient, deps: AppDeps, row: repo.TransferRow): Promise<repo.TransferRow> {
+  const destination = await destinationOf(tx, deps, row.organisation_id, row.beneficiary_id);
+  const refusal = payoutRefusal(row, destination);
+  if (refusal !== null) return stop(tx, deps, row, 'rejected', refusal);
   if (row.funding_method === 'balance') {
     await ledger.post(tx, conversion(row));
-    const payout = await openPayoutLeg(tx, deps, row);
+    const payout = await openPayoutLeg(tx, deps, row, { destination: destination! });
     return move(tx, deps, row, 'processing', { payout_id: payout.id }, payout);
+  }
+  if (row.expires_at !== null && row.expires_at <= new Date()) {
+    return stop(tx, deps, row, 'expired', 'not funded in time');
   }
   return move(tx, deps, row, 'awaiting_deposit', { deposit_id: await createDepositLeg(tx, deps, row) });
 }
@@ -465,10 +494,13 @@ export async function cancelTransfer(
   });
 }
 
-/** The transfer's durable timer: unfunded at expires_at, it expires (D20). */
+/**
+ * The transfer's durable timer: unfunded at expires_at, it expires (D20), also while a screening hit
+ * holds it in review (its deadline does not wait for the review; a balance-funded one has none).
+ */
 export async function expireTransferJob(tx: PoolClient, deps: AppDeps, id: string): Promise<void> {
   const row = await repo.lockTransfer(tx, null, id);
-  if (row?.status !== 'awaiting_deposit') return;
+  if (!row || row.funded || (row.status !== 'awaiting_deposit' && row.status !== 'in_review')) return;
   await stop(tx, deps, row, 'expired', 'not funded in time');
 }
 
@@ -506,16 +538,36 @@ export async function onDepositReceived(
   if (deposit.transferId === null) return;
   const row = await repo.lockTransfer(tx, deposit.organisationId, deposit.transferId);
   if (row?.status !== 'awaiting_deposit' || row.deposit_id !== deposit.id) return;
+  const credited = `deposit ${deposit.id} brought ${deposit.amount} ${deposit.currency}`;
   if (new Decimal(deposit.amount).gte(new Decimal(row.source_amount))) {
-    await ledger.postAll(tx, [...funding(row), conversion(row)]);
-    await cancelJob(tx, `${EXPIRE_TRANSFER_KIND}:${row.id}`);
-    const payout = await openPayoutLeg(tx, deps, row);
-    await move(tx, deps, row, 'processing', { funded: true, payout_id: payout.id }, payout);
+    // The money that arrived stays credited whatever happens to the transfer: a beneficiary that can no
+    // longer be paid rejects it before anything is taken.
+    const destination = await destinationOf(tx, deps, row.organisation_id, row.beneficiary_id);
+    const refusal = payoutRefusal(row, destination);
+    if (refusal !== null) {
+      await stop(tx, deps, row, 'rejected', `${refusal}; ${credited}, credited to the balance`);
+      return;
+    }
+    // A balance that was below zero (a deposit reversed after it was spent) may still be short after the
+    // credit: the transfer then waits, as after an under-payment. The credit holds the balance's row lock
+    // until commit, so what is read here is what the funding would debit.
+    const balance = await findBalance(tx, row.organisation_id, row.source_currency);
+    if (balance && new Decimal(balance.available).gte(new Decimal(row.source_amount))) {
+      await ledger.postAll(tx, [...funding(row), conversion(row)]);
+      await cancelJob(tx, `${EXPIRE_TRANSFER_KIND}:${row.id}`);
+      const payout = await openPayoutLeg(tx, deps, row, { destination: destination! });
+      await move(tx, deps, row, 'processing', { funded: true, payout_id: payout.id }, payout);
+      return;
+    }
+    await repo.updateTransfer(tx, row.id, {
+      deposit_id: await createDepositLeg(tx, deps, row),
+      status_reason: `${credited}, credited to the balance, which stays below the source amount`,
+    });
     return;
   }
   await repo.updateTransfer(tx, row.id, {
     deposit_id: await createDepositLeg(tx, deps, row),
-    status_reason: `deposit ${deposit.id} brought ${deposit.amount} ${deposit.currency}, less than the source amount; it was credited to the balance`,
+    status_reason: `${credited}, less than the source amount; it was credited to the balance`,
   });
 }
 

@@ -2,7 +2,9 @@
 // with its balances, ledger entries and events checked.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import * as ledger from '../../src/balances/ledger.ts';
 import { ledgerViolations } from '../../src/balances/repository.ts';
+import { withTransaction } from '../../src/db/pool.ts';
 import { creditDeposit } from '../../src/payments/deposits.ts';
 import { lockDeposit } from '../../src/payments/repository.ts';
 import type { JobRunner } from '../../src/platform/jobs/runner.ts';
@@ -53,6 +55,15 @@ interface TransferJson {
   updated_at: string;
   completed_at: string | null;
 }
+
+/** The manual rail's record of a bank transfer that arrived (D21), as the operator API takes it. */
+const operatorReceive = (t: TestApp, depositId: string, amount: string) =>
+  t.app.inject({
+    method: 'POST',
+    url: `/admin/v1/deposits/${depositId}/receive`,
+    headers: { authorization: `Bearer ${TEST_ADMIN_KEY}`, 'content-type': 'application/json' },
+    payload: JSON.stringify({ amount }),
+  });
 
 describe('transfers (D20)', () => {
   let t: TestApp;
@@ -355,6 +366,119 @@ describe('transfers (D20)', () => {
     assert.deepEqual(await balance(api, 'USD'), { available: '999000.00', held: '0.00' });
   });
 
+  /** The operator's screening review (D18), as the operator API takes it. */
+  const review = (screeningId: string | null, decision: 'cleared' | 'confirmed_match') =>
+    t.app.inject({
+      method: 'POST',
+      url: `/admin/v1/screenings/${screeningId}/review`,
+      headers: { authorization: `Bearer ${TEST_ADMIN_KEY}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ decision, note: 'reviewed' }),
+    });
+  const receive = (depositId: string, amount: string) => operatorReceive(t, depositId, amount);
+  const deleteBeneficiary = (id: string) =>
+    t.db.pool.query("UPDATE test_beneficiaries SET status = 'deleted' WHERE id = $1", [id]);
+
+  it('rejects a transfer whose beneficiary can no longer be paid when its deposit arrives; the money stays credited', async () => {
+    const api = await organisation();
+    const ben = await beneficiary(t, api);
+    const transfer = (
+      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
+    ).json() as TransferJson;
+    await deleteBeneficiary(ben);
+    const received = await receive(transfer.deposit!.id, '1000.00');
+    assert.equal(received.statusCode, 200, received.body);
+    assert.equal(received.json().status, 'received');
+    const final = await transferOf(api, transfer.id);
+    assert.equal(final.status, 'rejected');
+    assert.equal(
+      final.status_reason,
+      `the beneficiary is deleted and cannot be paid; deposit ${transfer.deposit!.id} brought 1000.00 USD, credited to the balance`,
+    );
+    assert.equal(final.payout, null);
+    assert.deepEqual(await balance(api, 'USD'), { available: '1001000.00', held: '0.00' });
+    assert.deepEqual(
+      (await transactionsOf(api, transfer.deposit!.id)).map((entry) => [entry.type, entry.amount]),
+      [['deposit', '1000.00']],
+    );
+    assert.deepEqual(await codes(transfer.id), [
+      ['transfer.created', null],
+      ['transfer.rejected', 'awaiting_deposit'],
+    ]);
+    assert.deepEqual(await ledgerViolations(t.db.pool), []);
+  });
+
+  it('keeps the deposit leg open a day past the funding deadline: money that arrives late is credited', async () => {
+    const api = await organisation();
+    const ben = await beneficiary(t, api);
+    const transfer = (
+      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
+    ).json() as TransferJson;
+    const deposit = (await api.get(`/api/v1/payments/deposits/${transfer.deposit!.id}`)).json() as {
+      expires_at: string;
+    };
+    // DEPOSIT_TTL_SECONDS (86400) after the transfer's own deadline.
+    assert.equal(Date.parse(deposit.expires_at) - Date.parse(transfer.expires_at!), 86_400_000);
+    assert.equal(
+      (await api.post(`/api/v1/sandbox/transfers/${transfer.id}/expire`)).json().status,
+      'expired',
+    );
+    const late = await receive(transfer.deposit!.id, '1000.00');
+    assert.equal(late.statusCode, 200, late.body);
+    assert.equal(late.json().status, 'received');
+    assert.equal((await transferOf(api, transfer.id)).status, 'expired');
+    assert.deepEqual(await balance(api, 'USD'), { available: '1001000.00', held: '0.00' });
+  });
+
+  it('expires a transfer held in review past its funding deadline; the later review leaves it expired', async () => {
+    const api = await organisation();
+    const ben = await beneficiary(t, api, 'DE89370400440532013000', 'EUR', 'active', 'Sanctioned Person');
+    const held = (
+      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
+    ).json() as TransferJson;
+    assert.equal(held.status, 'in_review');
+    // The review takes longer than the funding window: its deadline passes and its timer runs.
+    await t.db.pool.query("UPDATE transfers SET expires_at = now() - interval '1 second' WHERE id = $1", [
+      held.id,
+    ]);
+    await t.db.pool.query('UPDATE jobs SET run_at = now() WHERE dedupe_key = $1', [
+      `transfers.expire_transfer:${held.id}`,
+    ]);
+    await reaches(api, held.id, 'expired');
+    assert.equal((await transferOf(api, held.id)).status_reason, 'not funded in time');
+    const cleared = await review(held.screening_id, 'cleared');
+    assert.equal(cleared.statusCode, 200, cleared.body);
+    const final = await transferOf(api, held.id);
+    assert.deepEqual([final.status, final.deposit], ['expired', null]);
+    assert.deepEqual(await codes(held.id), [
+      ['transfer.created', null],
+      ['transfer.expired', 'in_review'],
+    ]);
+    assert.deepEqual(await balance(api, 'USD'), { available: '1000000.00', held: '0.00' });
+  });
+
+  it('rejects a transfer in review whose beneficiary was deleted meanwhile when the review clears it; the money comes back', async () => {
+    const api = await organisation();
+    const ben = await beneficiary(t, api, 'DE89370400440532013000', 'EUR', 'active', 'Sanctioned Person');
+    const held = (
+      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'balance' })
+    ).json() as TransferJson;
+    assert.deepEqual(await balance(api, 'USD'), { available: '999000.00', held: '0.00' });
+    await deleteBeneficiary(ben);
+    const cleared = await review(held.screening_id, 'cleared');
+    assert.equal(cleared.statusCode, 200, cleared.body);
+    const final = await transferOf(api, held.id);
+    assert.deepEqual(
+      [final.status, final.status_reason, final.payout],
+      ['rejected', 'the beneficiary is deleted and cannot be paid', null],
+    );
+    assert.deepEqual(await codes(held.id), [
+      ['transfer.created', null],
+      ['transfer.rejected', 'in_review'],
+    ]);
+    assert.deepEqual(await balance(api, 'USD'), { available: '1000000.00', held: '0.00' });
+    assert.deepEqual(await ledgerViolations(t.db.pool), []);
+  });
+
   it('refuses what D20 refuses, creating nothing', async () => {
     const api = await organisation();
     const ben = await beneficiary(t, api);
@@ -488,5 +612,69 @@ describe('transfers (D20)', () => {
     // A search row is the transfer as GET returns it, its deposit leg included.
     assert.deepEqual(byStatus.items[0], (await mine.get(`${TRANSFERS}/${transfer.id}`)).json());
     assert.equal(((await theirs.post(`${TRANSFERS}/search`, {})).json() as { total: number }).total, 0);
+  });
+});
+
+// Its own database: the debt it creates stays in the ledger checks of every later test.
+describe('transfers funded by a deposit to a balance below zero (D20, D21)', () => {
+  let t: TestApp;
+  let jobs: JobRunner;
+  before(async () => {
+    t = await startTestApp({ env: { SANDBOX_STEP_DELAY_MS: '0' }, extraAreas: [testBeneficiaries] });
+    await createBeneficiaryTable(t);
+    jobs = runJobs(t);
+  });
+  after(async () => {
+    await jobs.stop();
+    await t.close();
+  });
+  const receive = (depositId: string, amount: string) => operatorReceive(t, depositId, amount);
+
+  it('credits a deposit that leaves a balance below zero still short, and the transfer keeps waiting', async () => {
+    const api = apiClient(t, await t.tenant());
+    const ben = await beneficiary(t, api);
+    const q = (await api.post(QUOTES, { corridor_id: USD_EUR, source_amount: '1000.00' })).json() as {
+      id: string;
+    };
+    const transfer = (
+      await api.post(`${QUOTES}/${q.id}/confirm`, { beneficiary_id: ben, funding_method: 'bank_transfer' })
+    ).json() as TransferJson;
+    // A deposit reversed after it was spent leaves the balance at -500.00 (only a reversal may overdraw).
+    const [debt] = await withTransaction(t.db.pool, (tx) =>
+      ledger.post(tx, {
+        type: 'adjustment',
+        resourceType: null,
+        resourceId: null,
+        postings: [
+          {
+            account: ledger.available(api.tenant.organisationId, 'USD'),
+            amount: new Decimal('-1000500.00'),
+            mayOverdraw: true,
+          },
+          { account: ledger.platform('sandbox_funding', 'USD'), amount: new Decimal('1000500.00') },
+        ],
+      }),
+    );
+    const first = transfer.deposit!.id;
+    assert.equal((await receive(first, '1000.00')).statusCode, 200);
+    const waiting = (await api.get(`${TRANSFERS}/${transfer.id}`)).json() as TransferJson;
+    assert.equal(waiting.status, 'awaiting_deposit');
+    assert.equal(
+      waiting.status_reason,
+      `deposit ${first} brought 1000.00 USD, credited to the balance, which stays below the source amount`,
+    );
+    assert.notEqual(waiting.deposit?.id, first);
+    assert.equal(waiting.deposit?.status, 'pending');
+    assert.deepEqual(await balance(api, 'USD'), { available: '500.00', held: '0.00' });
+    // The next deposit of the amount funds it.
+    assert.equal((await receive(waiting.deposit!.id, '1000.00')).statusCode, 200);
+    await waitUntil(
+      async () => (await api.get(`${TRANSFERS}/${transfer.id}`)).json().status === 'completed',
+      'transfer completed',
+      10_000,
+    );
+    assert.deepEqual(await balance(api, 'USD'), { available: '500.00', held: '0.00' });
+    // The one violation is the debt itself, on purpose (docs/operator/ledger.md).
+    assert.deepEqual(await ledgerViolations(t.db.pool), [`entry ${debt!.id} below zero: -500.00`]);
   });
 });

@@ -3,7 +3,13 @@
 // `detected` until it has the network's confirmations (CRYPTO_CONFIRMATIONS), then `received`, which
 // credits the ledger. A deposit to a disabled address is still recorded and credited.
 import { randomBytes } from 'node:crypto';
-import { type PoolClient, withTransaction } from '../db/pool.ts';
+import {
+  PG_UNIQUE_VIOLATION,
+  type PoolClient,
+  pgConstraint,
+  pgErrorCode,
+  withTransaction,
+} from '../db/pool.ts';
 import { creditDeposit, depositView, moveDeposit, openDeposit } from '../payments/deposits.ts';
 import * as payments from '../payments/repository.ts';
 import type { DepositView } from '../payments/schemas.ts';
@@ -15,6 +21,9 @@ import { isNetworkCode, NETWORKS, type NetworkCode } from './networks.ts';
 import { findAddressByNetworkAndAddress } from './service.ts';
 
 export const SANDBOX_CONFIRM_KIND = 'crypto.sandbox_confirm';
+
+/** The unique index that records a chain notification once (payments migration 030). */
+const CHAIN_UNIQUE_INDEX = 'deposits_chain_uniq';
 
 export interface ChainNotification {
   network: string;
@@ -48,7 +57,7 @@ export async function recordChainDeposit(
     throw notFound('No deposit address matches address on this network');
   }
   const required = deps.config.cryptoConfirmations[input.network];
-  return withTransaction(deps.pool, async (tx) => {
+  const record = async (tx: PoolClient): Promise<RecordedDeposit> => {
     const logIndex = input.log_index ?? null;
     const seen = await payments.lockDepositByChain(tx, input.network, input.tx_hash, logIndex);
     if (seen)
@@ -83,7 +92,18 @@ export async function recordChainDeposit(
       created: true,
       deposit: depositView(await moveDeposit(tx, deps, row, 'detected', { detected_at: new Date() })),
     };
-  });
+  };
+  try {
+    return await withTransaction(deps.pool, record);
+  } catch (error) {
+    // The same notification delivered twice at once: both transactions find no deposit for it (the second
+    // may have waited for the pending deposit the first then took) and record one, and the unique index
+    // lets only the first commit; the other fails when it sets the tx hash.
+    // Running it again in a new transaction finds the committed deposit and answers as a repeat does
+    // (200, confirmations advanced, no second credit). Once is enough: that deposit stays committed.
+    if (pgErrorCode(error) !== PG_UNIQUE_VIOLATION || pgConstraint(error) !== CHAIN_UNIQUE_INDEX) throw error;
+    return withTransaction(deps.pool, record);
+  }
 }
 
 /** A repeated notification: more confirmations may make a detected deposit received; nothing else changes. */

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { JobRunner } from '../../src/platform/jobs/runner.ts';
+import { Decimal } from '../../src/platform/money.ts';
 import { errorBody, startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { waitUntil } from '../helpers/wait.ts';
@@ -10,6 +11,7 @@ import {
   balance,
   beneficiary,
   createBeneficiaryTable,
+  DEPOSITS,
   eventsOf,
   runJobs,
   testBeneficiaries,
@@ -101,6 +103,69 @@ describe('inbound crypto deposits (D22)', () => {
     const other = await indexer({ ...notification, log_index: 4 });
     assert.equal(other.statusCode, 201);
     assert.notEqual(other.json().id, deposit.id);
+  });
+
+  it('answers identical notifications arriving together as it answers a repeat, and credits once', async () => {
+    const api = await organisation();
+    const target = await address(api);
+    let credited = new Decimal(0);
+    for (let round = 0; round < 6; round++) {
+      // Odd rounds land on an address a pending deposit waits on (its own), which the first one takes over.
+      let waiting: string | undefined;
+      let to = target.address;
+      if (round % 2 === 1) {
+        const pending = await api.post(DEPOSITS, { method: 'crypto', currency: 'USDC', network: 'ethereum' });
+        assert.equal(pending.statusCode, 201, pending.body);
+        waiting = pending.json().id as string;
+        to = pending.json().instructions.address as string;
+      }
+      const amount = `${round + 1}.250000`;
+      const notification = {
+        network: 'ethereum',
+        address: to,
+        asset: 'USDC',
+        amount,
+        tx_hash: `0xtogether${round}`,
+        ...(round < 3 ? { log_index: round } : {}),
+        confirmations: 12,
+      };
+      const together = await Promise.all(
+        Array.from({ length: 2 + (round % 3) }, () => indexer(notification)),
+      );
+      const repeat = await indexer(notification);
+      assert.equal(repeat.statusCode, 200, repeat.body);
+      const deposit = repeat.json() as DepositJson;
+      if (waiting !== undefined) assert.equal(deposit.id, waiting);
+      assert.deepEqual(
+        [deposit.status, deposit.received_amount, deposit.tx_hash],
+        ['received', amount, notification.tx_hash],
+      );
+      // Exactly one of them created the deposit; every other one is answered as the repeat is.
+      assert.deepEqual(
+        together.map((answer) => answer.statusCode).sort(),
+        [...Array(together.length - 1).fill(200), 201],
+        together.map((answer) => answer.body).join('\n'),
+      );
+      for (const answer of together) assert.deepEqual(answer.json(), deposit);
+      const rows = await t.db.pool.query<{ id: string }>(
+        `SELECT id FROM deposits
+         WHERE network = 'ethereum' AND tx_hash = $1 AND coalesce(log_index, -1) = coalesce($2::integer, -1)`,
+        [notification.tx_hash, notification.log_index ?? null],
+      );
+      assert.deepEqual(
+        rows.rows.map((row) => row.id),
+        [deposit.id],
+      );
+      assert.deepEqual(
+        (await transactionsOf(api, deposit.id)).map((entry) => [entry.type, entry.amount]),
+        [['deposit', amount]],
+      );
+      credited = credited.plus(amount);
+    }
+    assert.deepEqual(await balance(api, 'USDC'), {
+      available: new Decimal('1000000').plus(credited).toFixed(6),
+      held: '0.000000',
+    });
   });
 
   it('holds a deposit detected until its confirmations, then receives it', async () => {

@@ -89,6 +89,13 @@ export async function createDepositAddress(
   );
 }
 
+/** 400 CORRIDOR_UNAVAILABLE: the network's key family has no configured key (D22). */
+export const networkNotOffered = (network: NetworkCode): AppError =>
+  new AppError(
+    'CORRIDOR_UNAVAILABLE',
+    `Deposit addresses on ${network} are not offered: see GET /api/v1/crypto/networks`,
+  );
+
 /**
  * A new address of the organisation's own, in the caller's transaction (a crypto deposit's own address
  * is made this way, D20/D22): 422 on `asset` when the network does not carry it, 400
@@ -108,12 +115,7 @@ export async function openDepositAddress(
     );
   }
   const key = deps.config.cryptoKeys[network.family];
-  if (key === undefined) {
-    throw new AppError(
-      'CORRIDOR_UNAVAILABLE',
-      `Deposit addresses on ${network.code} are not offered: see GET /api/v1/crypto/networks`,
-    );
-  }
+  if (key === undefined) throw networkNotOffered(network.code);
   const externalId = input.externalId;
   // Checked before the key's index is taken, so that a refused create holds the key's row lock for no
   // time; a concurrent create with the same external_id is stopped by the unique index instead.

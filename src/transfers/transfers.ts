@@ -11,6 +11,8 @@
 // account, from where the payout pays it to the rail. A refund gives the source amount back.
 import * as ledger from '../balances/ledger.ts';
 import { findBalance } from '../balances/repository.ts';
+import { isNetworkCode, NETWORKS } from '../crypto/networks.ts';
+import { networkNotOffered } from '../crypto/service.ts';
 import {
   PG_UNIQUE_VIOLATION,
   type PoolClient,
@@ -295,6 +297,32 @@ export async function confirmQuote(
   }
 }
 
+/**
+ * Refuses at confirm a funding method whose deposit leg could not be opened, naming the confirm's own
+ * fields: a transfer held in review opens its leg only when the review clears it, and that review must
+ * not be the one to fail.
+ */
+function assertFundable(deps: AppDeps, currency: string, input: ConfirmInput): void {
+  if (input.funding_method === 'bank_transfer' && !deps.config.depositBankAccounts[currency]) {
+    throw validationFailed(
+      'funding_method',
+      `Bank transfers in ${currency} cannot be received (no collection account); fund the transfer another way`,
+    );
+  }
+  if (input.funding_method !== 'crypto') return;
+  if (input.network === undefined)
+    throw validationFailed('network', 'network is required for crypto funding');
+  if (!isNetworkCode(input.network)) throw validationFailed('network', `Unknown network ${input.network}`);
+  const network = NETWORKS[input.network];
+  if (!(network.assets as readonly string[]).includes(currency)) {
+    throw validationFailed(
+      'network',
+      `${network.code} does not carry ${currency}; it carries ${network.assets.join(', ')}`,
+    );
+  }
+  if (deps.config.cryptoKeys[network.family] === undefined) throw networkNotOffered(network.code);
+}
+
 async function confirmIn(
   tx: PoolClient,
   deps: AppDeps,
@@ -324,6 +352,7 @@ async function confirmIn(
   if (input.funding_method !== 'crypto' && input.network !== undefined) {
     throw validationFailed('network', 'network is for crypto funding only');
   }
+  assertFundable(deps, quote.source_currency, input);
   const id = newPublicId('trf');
   // The beneficiary is screened again (D20): a hit holds the transfer in review until the operator decides.
   const screening = await screen(

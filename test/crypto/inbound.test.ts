@@ -318,4 +318,38 @@ describe('inbound crypto deposits (D22)', () => {
     );
     assert.deepEqual(await balance(api, 'USDC'), { available: '1000000.000000', held: '0.000000' });
   });
+
+  it("refuses at confirm a funding its deposit leg could not take, naming the confirm's fields, also for a name a screening would hold", async () => {
+    const api = await organisation();
+    const ben = await beneficiary(t, api, '032180000118359719', 'MXN', 'active', 'Sanctioned Person', 'MX');
+    const quote = await api.post('/api/v1/transfers/quotes', {
+      corridor_id: 'cor_0000SANDBX0000000000000012',
+      source_amount: '100.000000',
+    });
+    assert.equal(quote.statusCode, 201, quote.body);
+    const cases: [Record<string, unknown>, string, string][] = [
+      [{ funding_method: 'crypto' }, 'network', 'network is required for crypto funding'],
+      [
+        { funding_method: 'crypto', network: 'bitcoin' },
+        'network',
+        'bitcoin does not carry USDC; it carries BTC',
+      ],
+      [
+        { funding_method: 'bank_transfer' },
+        'funding_method',
+        'Bank transfers in USDC cannot be received (no collection account); fund the transfer another way',
+      ],
+    ];
+    for (const [body, field, message] of cases) {
+      const refused = await api.post(`/api/v1/transfers/quotes/${quote.json().id}/confirm`, {
+        beneficiary_id: ben,
+        ...body,
+      });
+      assert.equal(refused.statusCode, 422, refused.body);
+      const error = errorBody(refused.body);
+      assert.deepEqual([error.code, error.field, error.error], ['VALIDATION_FAILED', field, message]);
+    }
+    assert.equal((await api.get(`/api/v1/transfers/quotes/${quote.json().id}`)).json().status, 'open');
+    assert.equal((await api.post('/api/v1/transfers/search', {})).json().total, 0, 'no transfer was created');
+  });
 });

@@ -316,13 +316,22 @@ export async function receiveDeposit(
   deps: AppDeps,
   organisationId: string | null,
   id: string,
-  input: { amount?: string },
+  input: { amount?: string; reference?: string },
 ): Promise<DepositView> {
   return withTransaction(deps.pool, async (tx) => {
     const row = await lockedDeposit(tx, organisationId, id);
     if (row.method !== 'bank_transfer') {
       throw invalidState(
         'A crypto deposit is credited by its chain notification (POST /admin/v1/crypto/deposits)',
+      );
+    }
+    // The payer's reference, when the operator gives it, guards against crediting the wrong deposit. Banks
+    // pass references on in capitals or with spaces, so those do not count.
+    const quoted = input.reference === undefined ? undefined : comparableReference(input.reference);
+    if (quoted !== undefined && row.reference !== null && quoted !== comparableReference(row.reference)) {
+      throw validationFailed(
+        'reference',
+        `The payer quoted ${input.reference}, not this deposit's reference ${row.reference}: check the deposit`,
       );
     }
     let amount: Decimal;
@@ -332,6 +341,8 @@ export async function receiveDeposit(
     return depositView(await creditDeposit(tx, deps, row, amount));
   });
 }
+
+const comparableReference = (reference: string): string => reference.replace(/\s+/g, '').toUpperCase();
 
 /** The operator's record of a deposit that will not arrive (D21). */
 export async function failDeposit(

@@ -164,7 +164,11 @@ export const ReceiveDepositBody = component(
     {
       amount: Amount('The amount that arrived.'),
       reference: Type.Optional(
-        StoredText({ maxLength: 140, description: 'The reference the payer quoted.' }),
+        StoredText({
+          maxLength: 140,
+          description:
+            "The reference the payer quoted; given, it must be the deposit's own (capitals and spaces aside), else 422.",
+        }),
       ),
     },
     { additionalProperties: false },

@@ -181,9 +181,25 @@ describe('deposits (D21, D24)', () => {
   it('lets the operator receive, fail and reverse deposits; a reversal debits the amount back', async () => {
     const api = await organisation();
     const deposit = await create(api, { currency: 'USD', method: 'bank_transfer' });
+    const reference = String(deposit.instructions.reference);
+    // The reference the payer quoted guards against crediting the wrong deposit.
+    const mismatched = await admin(`/admin/v1/deposits/${deposit.id}/receive`, {
+      amount: '300.00',
+      reference: 'PSDNOTTHISONE',
+    });
+    expectStatus(mismatched, 422);
+    assert.deepEqual(
+      [errorBody(mismatched.body).field, errorBody(mismatched.body).error],
+      [
+        'reference',
+        `The payer quoted PSDNOTTHISONE, not this deposit's reference ${reference}: check the deposit`,
+      ],
+    );
+    assert.deepEqual(await balance(api, 'USD'), { available: '1000000.00', held: '0.00' });
+    // As a bank passes it on: in small letters, with spaces.
     const received = await admin(`/admin/v1/deposits/${deposit.id}/receive`, {
       amount: '300.00',
-      reference: 'x',
+      reference: `${reference.slice(0, 4).toLowerCase()} ${reference.slice(4)}`,
     });
     expectStatus(received, 200);
     const reversed = await admin(`/admin/v1/deposits/${deposit.id}/reverse`);

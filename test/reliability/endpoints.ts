@@ -519,7 +519,7 @@ export const PAYMENT_ENDPOINTS: PaymentEndpoint[] = [
     path: '/admin/v1/deposits/:deposit_id/receive',
     ...admin,
     id: (w) => w.adminDeposit,
-    body: () => ({ amount: '250.00', reference: 'PSD7K2M9QX4TA' }),
+    body: (w) => ({ amount: '250.00', reference: w.adminDepositReference }),
   },
   { method: 'POST', path: '/admin/v1/deposits/:deposit_id/reverse', ...admin, id: (w) => w.receivedDeposit },
   {

@@ -39,6 +39,8 @@ export interface PaymentWorld {
   /** Pending bank-transfer deposits: received by the sandbox, received by the operator, failed by the operator. */
   deposit: string;
   adminDeposit: string;
+  /** The reference of adminDeposit's instructions, which the operator's receive checks. */
+  adminDepositReference: string;
   failDeposit: string;
   /** A received deposit, for the operator's reverse. */
   receivedDeposit: string;
@@ -115,11 +117,14 @@ export async function paymentWorld(t: TestApp, tenant: Tenant): Promise<PaymentW
         funding_method: 'bank_transfer',
       }),
     ).id;
-  const deposit = async () =>
-    created(await api.post(DEPOSITS, { currency: 'EUR', method: 'bank_transfer', expected_amount: '250.00' }))
-      .id;
+  const pendingDeposit = async () =>
+    created(
+      await api.post(DEPOSITS, { currency: 'EUR', method: 'bank_transfer', expected_amount: '250.00' }),
+    );
+  const deposit = async () => (await pendingDeposit()).id;
   const address = async () => created(await api.post(ADDRESSES, { network: 'ethereum', asset: 'USDC' }));
 
+  const adminDeposit = await pendingDeposit();
   const receivedDeposit = await deposit();
   created(await api.post(`/api/v1/sandbox/deposits/${receivedDeposit}/receive`, {}), 200);
   const payAddress = await address();
@@ -137,7 +142,8 @@ export async function paymentWorld(t: TestApp, tenant: Tenant): Promise<PaymentW
     cancelTransfer: await transfer(),
     expireTransfer: await transfer(),
     deposit: await deposit(),
-    adminDeposit: await deposit(),
+    adminDeposit: adminDeposit.id,
+    adminDepositReference: String((adminDeposit.instructions as { reference: string }).reference),
     failDeposit: await deposit(),
     receivedDeposit,
     payout: created(await payout('EUR', beneficiary)).id,

@@ -42,6 +42,21 @@ describe('quotes (D20)', () => {
     return response.json() as QuoteJson;
   };
 
+  it("shows in the OpenAPI document's Quote and Transfer examples the prices a sandbox quote gives", async () => {
+    const document = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json() as {
+      components: { schemas: Record<string, { examples: Record<string, unknown>[] }> };
+    };
+    const [example] = document.components.schemas.Quote!.examples;
+    const [transfer] = document.components.schemas.Transfer!.examples as Record<string, unknown>[];
+    const q = await quote({ corridor_id: example!.corridor_id, source_amount: example!.source_amount });
+    const prices = (shown: Record<string, unknown>) =>
+      ['source_amount', 'fee_amount', 'rate', 'destination_amount'].map((key) => shown[key]);
+    assert.deepEqual(prices(example!), prices(q as unknown as Record<string, unknown>));
+    assert.equal(example!.mid_rate, q.mid_rate);
+    assert.deepEqual(prices(transfer!), prices(q as unknown as Record<string, unknown>));
+    assert.equal((transfer!.payout as { amount: string }).amount, q.destination_amount);
+  });
+
   it('prices source mode from the rate shown: 1000.00 USD buys 911.27 EUR', async () => {
     const q = await quote({ corridor_id: USD_EUR, source_amount: '1000.00' });
     assert.deepEqual(

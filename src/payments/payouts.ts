@@ -421,6 +421,12 @@ async function settleLocked(
     return movePayout(tx, deps, row, 'completed');
   }
   if (outcome === 'fail') {
+    if (failureReason === 'returned') {
+      throw validationFailed(
+        'failure_reason',
+        'returned is the reason of a return; a failure is account_closed, invalid_account, rejected_by_bank or compliance',
+      );
+    }
     if (row.status !== 'processing')
       throw invalidState(`The payout is ${row.status}; only a processing payout can fail`);
     return movePayout(tx, deps, row, 'failed', failureReason ?? 'rejected_by_bank');

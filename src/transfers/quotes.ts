@@ -166,12 +166,13 @@ export async function expireQuoteJob(tx: PoolClient, id: string): Promise<void> 
   await expireLocked(tx, id);
 }
 
-/** Sandbox: expire an open quote now (D24); 400 INVALID_STATE when it is accepted. */
+/** Sandbox: expire an open quote now (D24); 400 INVALID_STATE once it is accepted or expired. */
 export async function expireQuoteNow(deps: AppDeps, organisationId: string, id: string): Promise<QuoteView> {
   return withTransaction(deps.pool, async (tx) => {
     const row = isPublicId('qte', id) ? await repo.lockQuote(tx, organisationId, id) : undefined;
     if (!row) throw notFound('No quote matches the id');
-    if (row.status === 'accepted') throw invalidState('The quote is accepted; it can no longer expire');
-    return quoteView(row.status === 'expired' ? row : await repo.expireQuoteNow(tx, id));
+    if (row.status !== 'open')
+      throw invalidState(`The quote is ${row.status}; only an open quote can expire`);
+    return quoteView(await repo.expireQuoteNow(tx, id));
   });
 }

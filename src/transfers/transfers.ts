@@ -585,7 +585,15 @@ export async function onDepositReceived(
       await ledger.postAll(tx, [...funding(row), conversion(row)]);
       await cancelJob(tx, `${EXPIRE_TRANSFER_KIND}:${row.id}`);
       const payout = await openPayoutLeg(tx, deps, row, { destination: destination! });
-      await move(tx, deps, row, 'processing', { funded: true, payout_id: payout.id }, payout);
+      // An earlier under-payment's reason no longer holds once the transfer is funded.
+      await move(
+        tx,
+        deps,
+        row,
+        'processing',
+        { funded: true, payout_id: payout.id, status_reason: null },
+        payout,
+      );
       return;
     }
     await repo.updateTransfer(tx, row.id, {

@@ -205,6 +205,18 @@ describe('payouts (D21, D24)', () => {
     const completed = await api.post(`/api/v1/sandbox/payouts/${first.id}/complete`);
     expectStatus(completed, 200);
     assert.equal(completed.json().status, 'completed');
+    const failedAsReturned = await api.post(`/api/v1/sandbox/payouts/${second.id}/fail`, {
+      failure_reason: 'returned',
+    });
+    expectStatus(failedAsReturned, 422);
+    assert.deepEqual(
+      [errorBody(failedAsReturned.body).field, errorBody(failedAsReturned.body).error],
+      [
+        'failure_reason',
+        'returned is the reason of a return; a failure is account_closed, invalid_account, rejected_by_bank or compliance',
+      ],
+    );
+    assert.equal((await payoutOf(api, second.id)).status, 'processing');
     const failed = await api.post(`/api/v1/sandbox/payouts/${second.id}/fail`, {
       failure_reason: 'rejected_by_bank',
     });

@@ -167,6 +167,13 @@ describe('quotes (D20)', () => {
     assert.ok(Date.parse(expiresAt) < Date.parse(simulated.expires_at), `${expiresAt} moved forward`);
     assert.ok(Date.parse(expiresAt) <= Date.now(), `${expiresAt} is not in the future`);
     assert.equal((await api.get(`${QUOTES}/${simulated.id}`)).json().expires_at, expiresAt);
+    // As every simulation a status does not allow (docs/integrator/sandbox.md).
+    const again = await api.post(`/api/v1/sandbox/quotes/${simulated.id}/expire`);
+    assert.equal(again.statusCode, 400);
+    assert.deepEqual(
+      [errorBody(again.body).code, errorBody(again.body).error],
+      ['INVALID_STATE', 'The quote is expired; only an open quote can expire'],
+    );
   });
 
   it('refuses a suspended corridor with 400 CORRIDOR_UNAVAILABLE', async () => {

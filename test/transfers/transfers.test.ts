@@ -292,12 +292,21 @@ describe('transfers (D20)', () => {
       await api.post(`/api/v1/sandbox/transfers/${transfer.id}/fund`, { amount: '400.00' })
     ).json() as TransferJson;
     assert.equal(short.status, 'awaiting_deposit');
+    assert.equal(
+      short.status_reason,
+      `deposit ${first} brought 400.00 USD, less than the source amount; it was credited to the balance`,
+    );
     assert.notEqual(short.deposit?.id, first);
     assert.equal(short.deposit?.status, 'pending');
     assert.deepEqual(await balance(api, 'USD'), { available: '1000400.00', held: '0.00' });
     const over = await api.post(`/api/v1/sandbox/transfers/${transfer.id}/fund`, { amount: '1250.00' });
     assert.equal(over.statusCode, 200, over.body);
     await reaches(api, transfer.id, 'completed');
+    assert.equal(
+      (await transferOf(api, transfer.id)).status_reason,
+      null,
+      'funded: the reason no longer holds',
+    );
     assert.deepEqual(await balance(api, 'USD'), { available: '1000650.00', held: '0.00' });
   });
 

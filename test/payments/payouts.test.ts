@@ -591,12 +591,16 @@ describe('payouts on the manual rail (D21)', () => {
     const waiting = (await admin('GET', '/admin/v1/payouts/waiting')).json() as PayoutJson[];
     assert.ok(!waiting.some((payout) => payout.id === one.id || payout.id === two.id));
     assert.deepEqual(await balance(api, 'EUR'), { available: '999970.00', held: '0.00' });
-    const rail = await t.db.pool.query<{ sum: string }>(
-      `SELECT sum(e.amount)::text AS sum FROM ledger_entries e JOIN ledger_accounts a ON a.id = e.account_id
-       WHERE a.name = 'rail:manual' AND e.resource_id = $1`,
-      [one.id],
-    );
-    assert.equal(rail.rows[0]!.sum, '30.00');
+    /** What the manual rail's account holds of the payout: paid out, or back again. */
+    const onRail = async (id: string) =>
+      (
+        await t.db.pool.query<{ sum: string }>(
+          `SELECT sum(e.amount)::text AS sum FROM ledger_entries e JOIN ledger_accounts a ON a.id = e.account_id
+           WHERE a.name = 'rail:manual' AND e.resource_id = $1`,
+          [id],
+        )
+      ).rows[0]!.sum;
+    assert.equal(await onRail(one.id), '30.00');
     const line = t.logs.lines.find((entry) => entry.includes('"operator_action":"payout.complete"'));
     assert.ok(line?.includes(one.id), 'the operator action is logged with the payout');
 
@@ -613,12 +617,7 @@ describe('payouts on the manual rail (D21)', () => {
       ['returned', 'account_closed'],
     );
     assert.deepEqual(await balance(api, 'EUR'), { available: '1000000.00', held: '0.00' });
-    const afterReturn = await t.db.pool.query<{ sum: string }>(
-      `SELECT sum(e.amount)::text AS sum FROM ledger_entries e JOIN ledger_accounts a ON a.id = e.account_id
-       WHERE a.name = 'rail:manual' AND e.resource_id = $1`,
-      [one.id],
-    );
-    assert.equal(afterReturn.rows[0]!.sum, '0.00');
+    assert.equal(await onRail(one.id), '0.00');
     assert.ok(
       t.logs.lines.some(
         (entry) => entry.includes('"operator_action":"payout.return"') && entry.includes(one.id),

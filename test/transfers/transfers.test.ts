@@ -56,6 +56,25 @@ interface TransferJson {
   completed_at: string | null;
 }
 
+/**
+ * A describe's app on a database of its own, with the test beneficiaries and the job runner (the sandbox
+ * rail without step delay), started before its tests and stopped after them.
+ */
+function useTransfersApp(started: (t: TestApp) => void): void {
+  let t: TestApp;
+  let jobs: JobRunner;
+  before(async () => {
+    t = await startTestApp({ env: { SANDBOX_STEP_DELAY_MS: '0' }, extraAreas: [testBeneficiaries] });
+    await createBeneficiaryTable(t);
+    jobs = runJobs(t);
+    started(t);
+  });
+  after(async () => {
+    await jobs.stop();
+    await t.close();
+  });
+}
+
 /** The manual rail's record of a bank transfer that arrived (D21), as the operator API takes it. */
 const operatorReceive = (t: TestApp, depositId: string, amount: string) =>
   t.app.inject({
@@ -67,15 +86,8 @@ const operatorReceive = (t: TestApp, depositId: string, amount: string) =>
 
 describe('transfers (D20)', () => {
   let t: TestApp;
-  let jobs: JobRunner;
-  before(async () => {
-    t = await startTestApp({ env: { SANDBOX_STEP_DELAY_MS: '0' }, extraAreas: [testBeneficiaries] });
-    await createBeneficiaryTable(t);
-    jobs = runJobs(t);
-  });
-  after(async () => {
-    await jobs.stop();
-    await t.close();
+  useTransfersApp((app) => {
+    t = app;
   });
 
   async function organisation(): Promise<ApiClient> {
@@ -627,15 +639,8 @@ describe('transfers (D20)', () => {
 // Its own database: the debt it creates stays in the ledger checks of every later test.
 describe('transfers funded by a deposit to a balance below zero (D20, D21)', () => {
   let t: TestApp;
-  let jobs: JobRunner;
-  before(async () => {
-    t = await startTestApp({ env: { SANDBOX_STEP_DELAY_MS: '0' }, extraAreas: [testBeneficiaries] });
-    await createBeneficiaryTable(t);
-    jobs = runJobs(t);
-  });
-  after(async () => {
-    await jobs.stop();
-    await t.close();
+  useTransfersApp((app) => {
+    t = app;
   });
   const receive = (depositId: string, amount: string) => operatorReceive(t, depositId, amount);
 

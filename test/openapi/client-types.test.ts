@@ -247,8 +247,8 @@ describe('a TypeScript client generated from /openapi.json', () => {
       ['/api/v1/sandbox/balances/top-up', 'post'],
     ] as const)
       assert.ok(example(url, method), `${method} ${url} request example`);
-    assert.equal(example('/api/v1/transfers/{transfer_id}', 'get', '200')?.destination_amount, '908.99');
-    assert.equal(example('/api/v1/transfers/quotes', 'post', '201')?.destination_amount, '908.99');
+    assert.equal(example('/api/v1/transfers/{transfer_id}', 'get', '200')?.destination_amount, '911.27');
+    assert.equal(example('/api/v1/transfers/quotes', 'post', '201')?.destination_amount, '911.27');
     assert.equal(example('/api/v1/payments/payouts', 'post', '201')?.id, 'pyt_01JD3V6M2Q8W1X4Y5Z6A7B8C9E');
     assert.equal(example('/api/v1/balances/transactions/search', 'post', '200')?.total, 1);
   });

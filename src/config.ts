@@ -60,7 +60,10 @@ export interface Config {
   quoteTtlSeconds: number;
   /** TRANSFER_FUNDING_TTL_SECONDS: how long a transfer waits for its funds before it expires (D20). */
   transferFundingTtlSeconds: number;
-  /** DEPOSIT_TTL_SECONDS: how long a deposit waits for its funds before it expires (D21); a transfer's deposit leg waits that long past the transfer's funding deadline. */
+  /**
+   * DEPOSIT_TTL_SECONDS: how long a deposit waits for its funds before it expires (D21); a transfer's deposit
+   * leg waits that long past the transfer's funding deadline.
+   */
   depositTtlSeconds: number;
   /** Durable timers (D21): job batches one worker runs at once. */
   jobConcurrency: number;

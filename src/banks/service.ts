@@ -98,13 +98,18 @@ export async function searchBanks(deps: AppDeps, body: BankSearchInput | undefin
   return toPage(query, rows.map(bankView), total);
 }
 
+/** chr(31), between name, city and code in bank_branches.search_text (migration 010). */
+const FIELD_SEPARATOR = '\u001f';
+
 export async function searchBranches(
   deps: AppDeps,
   body: BranchSearchInput | undefined,
 ): Promise<Page<BranchView>> {
   const query = toSearchQuery<BranchFilters, BankSortKey>(body);
-  // NUL cannot be stored in text, so a search holding it matches nothing (PostgreSQL would refuse it).
-  if (query.search?.includes('\u0000')) return toPage(query, [], 0);
+  // NUL cannot be stored in text, so a search holding it matches nothing (PostgreSQL would refuse it); nor
+  // can the unit separator that keeps name, city and code apart in search_text, so that no match spans two.
+  if (query.search?.includes('\u0000') || query.search?.includes(FIELD_SEPARATOR))
+    return toPage(query, [], 0);
   const filters: BranchFilters = { ...query.filters };
   if (filters.code) filters.code = unique(filters.code.map(storedCode));
   if (filters.city) filters.city = unique(filters.city.map((city) => city.trim().toLowerCase()));

@@ -6,6 +6,7 @@
 import { countrySpecs } from 'ibantools';
 import type { CodeType } from '../banks/validation.ts';
 import type { PayoutMethod } from '../corridors/schemas.ts';
+import { ownEntry } from '../platform/lookup.ts';
 
 export const ENTITY_TYPES = ['individual', 'business'] as const;
 export type EntityType = (typeof ENTITY_TYPES)[number];
@@ -62,7 +63,7 @@ export interface FieldSet {
 }
 
 const NAME_PATTERN = '^[^\\u0000]*$';
-const EMAIL_PATTERN = '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$';
+const EMAIL_PATTERN = '^[^\\s@\\u0000]+@[^\\s@\\u0000]+\\.[^\\s@\\u0000]+$';
 
 /** The fields every beneficiary has, whatever its field set (D19). */
 export const COMMON_FIELDS: readonly FieldSpec[] = [
@@ -333,7 +334,7 @@ export const isSepaCountry = (country: string): boolean => countrySpecs[country]
  * with a set of its own, otherwise a SEPA country paid to a bank account (its IBAN).
  */
 export function fieldSetFor(country: string, payoutMethod: string): FieldSet | undefined {
-  const national = Object.hasOwn(NATIONAL_SETS, country) ? NATIONAL_SETS[country] : undefined;
+  const national = ownEntry(NATIONAL_SETS, country);
   if (national) return national.payoutMethod === payoutMethod ? national : undefined;
   if (payoutMethod === 'bank_account' && isSepaCountry(country)) {
     return { label: 'SEPA', payoutMethod: 'bank_account', account: sepaFields(country) };

@@ -74,6 +74,12 @@ function valueAt(fields: BeneficiaryFields, path: string): unknown {
   return top && typeof top === 'object' ? (top as Record<string, unknown>)[tail] : undefined;
 }
 
+function codePoints(value: string): number {
+  let count = 0;
+  for (const _ of value) count++;
+  return count;
+}
+
 /** Length, pattern and allowed values of one present value, as the requirements announce them. */
 function checkShape(spec: FieldSpec, value: string): AppError | undefined {
   const { name } = spec;
@@ -82,7 +88,9 @@ function checkShape(spec: FieldSpec, value: string): AppError | undefined {
   }
   const min = spec.min_length;
   const max = spec.max_length;
-  if ((min !== undefined && value.length < min) || (max !== undefined && value.length > max)) {
+  // Characters as JSON Schema and PostgreSQL's length() count them: code points, not UTF-16 units.
+  const length = codePoints(value);
+  if ((min !== undefined && length < min) || (max !== undefined && length > max)) {
     const size =
       min === max ? `exactly ${min}` : min === undefined ? `at most ${max}` : `${min} to ${max ?? 'any'}`;
     return validationFailed(name, `${name} must be ${size} characters long`);

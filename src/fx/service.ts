@@ -7,6 +7,7 @@ import type { Queryable } from '../db/pool.ts';
 import { withTransaction } from '../db/pool.ts';
 import type { AppDeps } from '../platform/deps.ts';
 import { AppError, notFound, validationFailed } from '../platform/errors.ts';
+import { ownEntry } from '../platform/lookup.ts';
 import {
   type Currency,
   Decimal,
@@ -33,7 +34,7 @@ export interface Rate {
 
 type Pegs = Readonly<Record<string, string>>;
 
-const anchorOf = (pegs: Pegs, code: string): string => pegs[code] ?? code;
+const anchorOf = (pegs: Pegs, code: string): string => ownEntry(pegs, code) ?? code;
 
 const currencyView = (currency: Currency): CurrencyView => ({
   code: currency.code,
@@ -267,10 +268,11 @@ export function checkRateSet(
 ): CheckedRateSet {
   const base = knownCurrency(input.base, 'base');
   const pegs = deps.config.fxPegs;
-  if (pegs[base] !== undefined) {
+  const anchor = ownEntry(pegs, base);
+  if (anchor !== undefined) {
     throw validationFailed(
       'base',
-      `${base} is pegged to ${pegs[base]} (FX_PEGS) and takes its rates; post the rates against ${pegs[base]}`,
+      `${base} is pegged to ${anchor} (FX_PEGS) and takes its rates; post the rates against ${anchor}`,
     );
   }
   const asOf = parseAsOf(input.as_of, now);

@@ -13,6 +13,7 @@ import type { AppDeps } from '../platform/deps.ts';
 import { AppError, conflict, invalidState, notFound, validationFailed } from '../platform/errors.ts';
 import { isPublicId, newPublicId } from '../platform/ids.ts';
 import { cancelJob, scheduleJob } from '../platform/jobs/runner.ts';
+import { ownEntry } from '../platform/lookup.ts';
 import { Decimal, findCurrency, formatAmount, parseAmount } from '../platform/money.ts';
 import { type Page, refuseFreeText, toPage, toSearchQuery } from '../platform/search.ts';
 import { toIso } from '../platform/time.ts';
@@ -99,7 +100,7 @@ export async function openDeposit(
   let reference: string | null = null;
   let address: string | null = null;
   if (options.method === 'bank_transfer') {
-    const account = deps.config.depositBankAccounts[options.currency];
+    const account = ownEntry(deps.config.depositBankAccounts, options.currency);
     if (!account) {
       throw validationFailed(
         'currency',

@@ -4,6 +4,7 @@
 import currencyCodes from 'currency-codes';
 import { Decimal as BaseDecimal } from 'decimal.js';
 import { validationFailed } from './errors.ts';
+import { ownEntry } from './lookup.ts';
 
 /**
  * Decimal with room for every product the service computes: an amount of up to 18 significant digits
@@ -73,7 +74,7 @@ const FIAT: ReadonlyMap<string, Currency> = new Map(
 
 /** The currency of an upper-case code (ISO 4217, or USDC / USDT / BTC), or undefined. */
 export function findCurrency(code: string): Currency | undefined {
-  return FIAT.get(code) ?? CRYPTO[code];
+  return FIAT.get(code) ?? ownEntry(CRYPTO, code);
 }
 
 export function currencyOf(code: string): Currency {
@@ -82,7 +83,7 @@ export function currencyOf(code: string): Currency {
   return currency;
 }
 
-export const isCryptoAsset = (code: string): boolean => CRYPTO[code] !== undefined;
+export const isCryptoAsset = (code: string): boolean => ownEntry(CRYPTO, code) !== undefined;
 
 /** Every code `findCurrency` knows. */
 export const knownCurrencyCodes = (): string[] => [...FIAT.keys(), ...Object.keys(CRYPTO)];

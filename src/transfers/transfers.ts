@@ -37,6 +37,7 @@ import type { AppDeps } from '../platform/deps.ts';
 import { AppError, conflict, invalidState, notFound, validationFailed } from '../platform/errors.ts';
 import { isPublicId, newPublicId } from '../platform/ids.ts';
 import { cancelJob, scheduleJob } from '../platform/jobs/runner.ts';
+import { ownEntry } from '../platform/lookup.ts';
 import { Decimal, formatAmount, formatRate, isCryptoAsset, parseAmount } from '../platform/money.ts';
 import { type Page, toPage, toSearchQuery } from '../platform/search.ts';
 import { toIso } from '../platform/time.ts';
@@ -303,7 +304,7 @@ export async function confirmQuote(
  * not be the one to fail.
  */
 function assertFundable(deps: AppDeps, currency: string, input: ConfirmInput): void {
-  if (input.funding_method === 'bank_transfer' && !deps.config.depositBankAccounts[currency]) {
+  if (input.funding_method === 'bank_transfer' && !ownEntry(deps.config.depositBankAccounts, currency)) {
     throw validationFailed(
       'funding_method',
       `Bank transfers in ${currency} cannot be received (no collection account); fund the transfer another way`,

@@ -408,6 +408,9 @@ describe('bank directory API', () => {
       const many = await searchBranches({ search: 'new york', page_size: 1 });
       assert.equal(many.total, 3);
       assert.equal(many.items.length, 1);
+      // The separator between the three in the stored text matches nothing, so no match spans two of them.
+      assert.equal((await searchBranches({ search: 'mumbai\u001fhsbc0400002' })).total, 0);
+      assert.equal((await searchBranches({ search: '\u001f' })).total, 0);
     });
 
     it('reads a branch by id; a malformed or unknown id is 404', async () => {

@@ -314,6 +314,9 @@ describe('beneficiary field sets', () => {
     const cases: [string, Record<string, unknown>, string][] = [
       ['name', { name: 'A' }, 'name must be 2 to 140 characters long'],
       ['name', { name: 'x'.repeat(141) }, 'name must be 2 to 140 characters long'],
+      // Characters are code points, as PostgreSQL's length() counts them: one outside the BMP is one.
+      ['name', { name: '\u{1D400}' }, 'name must be 2 to 140 characters long'],
+      ['name', { name: '\u{20000}'.repeat(141) }, 'name must be 2 to 140 characters long'],
       ['name', { name: '  --  ' }, 'name must contain letters or digits'],
       ['entity_type', { entity_type: 'company' }, 'entity_type must be one of: individual, business'],
       [
@@ -324,7 +327,16 @@ describe('beneficiary field sets', () => {
       ['address.country', { address: { country: 'de' } }, 'address.country must match ^[A-Z]{2}$'],
       ['address.street', { address: { street: 'Main' } }, 'address.street is not a recognised field'],
       ['address.city', { address: { city: '   ' } }, 'address.city must be 1 to 100 characters long'],
-      ['email', { email: 'not-an-email' }, 'email must match ^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$'],
+      [
+        'email',
+        { email: 'a\u0000b@example.com' },
+        'email must match ^[^\\s@\\u0000]+@[^\\s@\\u0000]+\\.[^\\s@\\u0000]+$',
+      ],
+      [
+        'email',
+        { email: 'not-an-email' },
+        'email must match ^[^\\s@\\u0000]+@[^\\s@\\u0000]+\\.[^\\s@\\u0000]+$',
+      ],
       [
         'date_of_birth',
         { date_of_birth: '1990-02-30' },
@@ -368,6 +380,12 @@ describe('beneficiary field sets', () => {
         assert.equal(expectError(response, 422, 'VALIDATION_FAILED', field), message);
       });
     }
+
+    it('takes a name of 140 characters outside the BMP (280 UTF-16 units)', async () => {
+      const name = '\u{20000}'.repeat(140);
+      const created = await createBeneficiary(api, bodyOf('DE', { name }));
+      assert.equal(created.name, name);
+    });
 
     it('optional fields are stored normalised, and left out they are null', async () => {
       const created = await createBeneficiary(

@@ -384,6 +384,7 @@ describe('operators manage corridors (D16, D23)', () => {
       [{ source_currency: 'XYZ' }, 'source_currency'],
       [{ source_currency: 'usd' }, 'source_currency'],
       [{ source_currency: 'XAU' }, 'source_currency'],
+      [{ source_currency: 'valueOf' }, 'source_currency'],
       [{ destination_currency: 'EURO' }, 'destination_currency'],
       [{ destination_country: 'UK' }, 'destination_country'],
       [{ destination_country: 'EU' }, 'destination_country'],

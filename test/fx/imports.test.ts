@@ -252,6 +252,7 @@ describe('FX rate imports in production (D15, D23)', () => {
   it('rejects an unknown or pegged base with 422 on base', async () => {
     expect422(await postRates({ ...valid, base: 'XYZ' }), 'base');
     expect422(await postRates({ ...valid, base: 'eur' }), 'base');
+    expect422(await postRates({ ...valid, base: 'constructor' }), 'base');
     const pegged = expect422(await postRates({ ...valid, base: 'USDC', rates: { EUR: '0.92' } }), 'base');
     assert.match(pegged.error, /USDC is pegged to USD/);
   });
@@ -288,6 +289,7 @@ describe('FX rate imports in production (D15, D23)', () => {
     expect422(await postRates({ ...valid, rates: 'USD=1.08' }), 'rates');
     expect422(await postRates({ ...valid, rates: { USD: '1.08', XYZ: '2' } }), 'rates.XYZ');
     expect422(await postRates({ ...valid, rates: { usd: '1.08' } }), 'rates.usd');
+    expect422(await postRates({ ...valid, rates: { USD: '1.08', toString: '1.1' } }), 'rates.toString');
     const base = expect422(await postRates({ ...valid, rates: { USD: '1.08', EUR: '1' } }), 'rates.EUR');
     assert.match(base.error, /base currency is 1 by definition/);
     for (const rate of [

@@ -210,7 +210,8 @@ describe('FX rates in the sandbox (D15, D24)', () => {
       'VALIDATION_FAILED',
       'source_currency',
     );
-    for (const value of ['XYZ', 'usd', '', 'US%20D', 'EURO', 'XAU']) {
+    // Object.prototype's member names are no currencies either.
+    for (const value of ['XYZ', 'usd', '', 'US%20D', 'EURO', 'XAU', 'constructor', '__proto__', 'toString']) {
       expectError(
         await get(`/api/v1/fx/rates?source_currency=${value}`),
         422,
@@ -227,7 +228,7 @@ describe('FX rates in the sandbox (D15, D24)', () => {
   });
 
   it('answers 422 naming destination_currency when it is unknown', async () => {
-    for (const value of ['XYZ', 'eur', '']) {
+    for (const value of ['XYZ', 'eur', '', 'toString', 'valueOf']) {
       expectError(
         await get(`/api/v1/fx/rates?source_currency=USD&destination_currency=${value}`),
         422,

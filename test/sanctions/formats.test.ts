@@ -116,11 +116,19 @@ describe('OFAC SDN CSV', () => {
       6,
       /SDN_Name is empty/,
     );
+    for (const type of ['"person"', '"constructor"']) {
+      refused(
+        () => parseOfacSdn({ ...files, 'sdn.csv': withLine(0, lines[0]!.replace('"individual"', type)) }),
+        'sdn.csv',
+        1,
+        /SDN_Type must be individual, vessel, aircraft or -0-/,
+      );
+    }
     refused(
-      () => parseOfacSdn({ ...files, 'sdn.csv': withLine(0, lines[0]!.replace('"individual"', '"person"')) }),
+      () => parseOfacSdn({ ...files, 'sdn.csv': withLine(1, lines[1]!.replace(/"([A-Z])/, '"$1\u0000')) }),
       'sdn.csv',
-      1,
-      /SDN_Type must be individual, vessel, aircraft or -0-/,
+      2,
+      /holds a NUL character/,
     );
     refused(() => parseOfacSdn({ ...files, 'sdn.csv': '' }), 'sdn.csv', undefined, /holds no entries/);
     refused(
@@ -183,6 +191,18 @@ describe('OpenSanctions targets.simple.csv', () => {
     assert.deepEqual(entries[2]!.birthDates, ['1980-01-01/1980-12-31']);
   });
 
+  it('leaves out rows of a schema it does not screen, Object member names included', () => {
+    const text =
+      'id,schema,name,aliases,birth_date,countries,addresses,identifiers,sanctions,phones,emails,program_ids,dataset,first_seen,last_seen,last_change\n' +
+      'os-1,Person,Jan Kowalski,,,,,,,,,,eu_fsf,,,\n' +
+      'os-2,constructor,Not An Entity,,,,,,,,,,eu_fsf,,,\n' +
+      'os-3,CryptoWallet,0xabc,,,,,,,,,,eu_fsf,,,\n';
+    assert.deepEqual(
+      parseOpenSanctions(text).map((entry) => entry.entryId),
+      ['os-1'],
+    );
+  });
+
   it('prefers program_ids when the file has them, and ignores columns it does not know', () => {
     const text =
       'id,schema,name,aliases,birth_date,countries,addresses,identifiers,sanctions,phones,emails,program_ids,dataset,first_seen,last_seen,last_change,new_column\n' +
@@ -226,6 +246,12 @@ describe('OpenSanctions targets.simple.csv', () => {
       'targets.simple.csv',
       1,
       /the header has no "id" column/,
+    );
+    refused(
+      () => parseOpenSanctions(text.replace('Baltic Amber Holdings AG', 'Baltic\u0000Amber Holdings AG')),
+      'targets.simple.csv',
+      3,
+      /holds a NUL character/,
     );
     refused(() => parseOpenSanctions(''), 'targets.simple.csv', undefined, /is empty/);
     refused(() => parseOpenSanctions(`${lines[0]}\n`), 'targets.simple.csv', undefined, /holds no entries/);

@@ -42,6 +42,10 @@ export function readCsv(file: string, text: string, visit: (fields: string[], li
     parse(normalised, {
       relax_column_count: true,
       on_record: (fields: string[]) => {
+        // PostgreSQL text cannot hold NUL: such a file is refused here, naming the line, not at the insert.
+        if (fields.some((field) => field.includes('\u0000'))) {
+          throw new ListFormatError(file, line, 'holds a NUL character, which no entry can hold');
+        }
         if (!(fields.length === 1 && fields[0] === '')) visit(fields, line);
         line += 1;
         for (const field of fields) {

@@ -1,3 +1,5 @@
+import { ownEntry } from '../../platform/lookup.ts';
+
 // Dates of birth of list entries as ISO 8601 intervals (`1960-01-01/1960-12-31`): publishers give a day, a
 // month or only a year, sometimes "circa" or a range, and a screened date agrees with an entry when it falls
 // inside one of its intervals.
@@ -49,12 +51,12 @@ function spanOf(year: number, month?: number, day?: number): Span | undefined {
 function ofacSpan(text: string): Span | undefined {
   const parts = text.trim().split(/\s+/);
   if (parts.length === 3) {
-    const month = MONTHS[parts[1]!.slice(0, 3).toLowerCase()];
+    const month = ownEntry(MONTHS, parts[1]!.slice(0, 3).toLowerCase());
     if (!/^\d{1,2}$/.test(parts[0]!) || month === undefined || !/^\d{4}$/.test(parts[2]!)) return undefined;
     return spanOf(Number(parts[2]), month, Number(parts[0]));
   }
   if (parts.length === 2) {
-    const month = MONTHS[parts[0]!.slice(0, 3).toLowerCase()];
+    const month = ownEntry(MONTHS, parts[0]!.slice(0, 3).toLowerCase());
     if (month === undefined || !/^\d{4}$/.test(parts[1]!)) return undefined;
     return spanOf(Number(parts[1]), month);
   }

@@ -6,6 +6,8 @@
 //   add.csv  ent_num, add_num, address, city/state/province/postal code, country, add_remarks
 // Dates of birth and nationalities are in the Remarks (`DOB 28 Jul 1963; nationality Russia; ...`).
 // An individual's name is written `LAST, First Middle`; word order does not matter to the matching.
+
+import { ownEntry } from '../../platform/lookup.ts';
 import { countryCode } from './countries.ts';
 import { readCsv } from './csv.ts';
 import { ofacBirthInterval } from './dates.ts';
@@ -76,7 +78,7 @@ export function parseOfacSdn(files: OfacFiles): ListEntry[] {
     if (entries.has(id)) throw new ListFormatError('sdn.csv', line, `ent_num ${id} appears twice`);
     const [, name = '', type = '', program = '', , , , , , , , remark = ''] = fields;
     if (name === '') throw new ListFormatError('sdn.csv', line, 'SDN_Name is empty');
-    const entityType = SDN_TYPES[type.toLowerCase()];
+    const entityType = ownEntry(SDN_TYPES, type.toLowerCase());
     if (entityType === undefined) {
       throw new ListFormatError(
         'sdn.csv',

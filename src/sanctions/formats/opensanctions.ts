@@ -3,6 +3,8 @@
 // identifiers, sanctions, phones, emails, [program_ids,] dataset, first_seen, last_seen, last_change, and
 // several values in one cell separated by `;`. Columns are read by name, so a column OpenSanctions adds
 // later does not break the import; id, schema and name are required.
+
+import { ownEntry } from '../../platform/lookup.ts';
 import { countryCode } from './countries.ts';
 import { readCsv } from './csv.ts';
 import { isoBirthInterval } from './dates.ts';
@@ -62,7 +64,7 @@ export function parseOpenSanctions(text: string): ListEntry[] {
     if (seen.has(id)) throw new ListFormatError(file, line, `id ${id} appears twice`);
     seen.add(id);
     if (schema === '') throw new ListFormatError(file, line, 'schema is empty');
-    const entityType = SCHEMA_TYPES[schema];
+    const entityType = ownEntry(SCHEMA_TYPES, schema);
     if (entityType === undefined) return;
     if (name === '') throw new ListFormatError(file, line, 'name is empty');
     const programIds = split(cell(fields, 'program_ids'));

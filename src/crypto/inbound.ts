@@ -4,6 +4,7 @@
 // credits the ledger. A deposit to a disabled address is still recorded and credited.
 import { randomBytes } from 'node:crypto';
 import {
+  LOCK_ORDER_RETRIES,
   PG_UNIQUE_VIOLATION,
   type PoolClient,
   pgConstraint,
@@ -94,7 +95,7 @@ export async function recordChainDeposit(
     };
   };
   try {
-    return await withTransaction(deps.pool, record);
+    return await withTransaction(deps.pool, record, LOCK_ORDER_RETRIES);
   } catch (error) {
     // The same notification delivered twice at once: both transactions find no deposit for it (the second
     // may have waited for the pending deposit the first then took) and record one, and the unique index

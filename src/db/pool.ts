@@ -45,7 +45,45 @@ export const beforeCommit = new AsyncLocalStorage<(tx: pg.PoolClient) => Promise
  * the whole checkout; the failed statement rejects as usual, and the broken client is destroyed on
  * release instead of going back to the pool.
  */
-export async function withTransaction<T>(pool: pg.Pool, work: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function withTransaction<T>(
+  pool: pg.Pool,
+  work: (tx: pg.PoolClient) => Promise<T>,
+  options: TransactionOptions = {},
+): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await runTransaction(pool, work);
+    } catch (error) {
+      if (attempt >= (options.retries ?? 0) || !isRetryable(error)) throw error;
+      // A little apart, so that two victims of one deadlock do not meet again at once.
+      await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20 * (attempt + 1)));
+    }
+  }
+}
+
+export interface TransactionOptions {
+  /**
+   * How many times to run `work` again, from the start in a new transaction, when PostgreSQL aborted the
+   * transaction as a deadlock's victim or a serialization failure: for work that only reads and writes the
+   * database, so that running it again is running it once. Default 0.
+   */
+  retries?: number;
+}
+
+/**
+ * For a request that settles money an organisation's transaction groups may hold (a payout's outcome, a
+ * deposit's, a review that moves a transfer): it locks the resource, then the balance, the other way from
+ * a group, so PostgreSQL may abort it as a deadlock's victim; it then runs again.
+ */
+export const LOCK_ORDER_RETRIES: TransactionOptions = { retries: 2 };
+
+/**
+ * deadlock_detected and serialization_failure: the transaction may run again ("Serialization Failure
+ * Handling" in PostgreSQL's manual).
+ */
+export const isRetryable = (error: unknown): boolean => ['40P01', '40001'].includes(pgErrorCode(error) ?? '');
+
+async function runTransaction<T>(pool: pg.Pool, work: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
   const onError = (error: Error) => {

@@ -5,7 +5,7 @@
 // effects are all or nothing as in a transaction of its own, a piece that fails is rolled back alone and
 // rejects alone, and the lock and the flush are paid once per group. Under light load a piece runs at
 // once, alone; no timer adds delay.
-import { beforeCommit, type Pool, type PoolClient, withTransaction } from './pool.ts';
+import { beforeCommit, isRetryable, type Pool, type PoolClient, withTransaction } from './pool.ts';
 
 type Work = (tx: PoolClient) => Promise<unknown>;
 
@@ -43,20 +43,30 @@ function createGroups(pool: Pool): TransactionGroups {
     try {
       // Outside any submitter's context: each piece's hook runs in its own savepoint below.
       await beforeCommit.exit(() =>
-        withTransaction(pool, async (tx) => {
-          for (const piece of pieces) {
-            await tx.query('SAVEPOINT piece');
-            try {
-              const value = await piece.work(tx);
-              await piece.hook?.(tx);
-              await tx.query('RELEASE SAVEPOINT piece');
-              outcomes.push({ ok: true, value });
-            } catch (error) {
-              await tx.query('ROLLBACK TO SAVEPOINT piece');
-              outcomes.push({ ok: false, error });
+        withTransaction(
+          pool,
+          async (tx) => {
+            // A group holds the locks of its earlier pieces while a later one takes more, so it can meet
+            // a transaction that takes them the other way (an operator's settlement: the payout, then the
+            // balance) in a deadlock; PostgreSQL aborts one, and the group then runs again, every piece anew.
+            outcomes.length = 0;
+            for (const piece of pieces) {
+              await tx.query('SAVEPOINT piece');
+              try {
+                const value = await piece.work(tx);
+                await piece.hook?.(tx);
+                await tx.query('RELEASE SAVEPOINT piece');
+                outcomes.push({ ok: true, value });
+              } catch (error) {
+                // A deadlock's victim must give up every lock, its earlier pieces' too: the whole group.
+                if (isRetryable(error)) throw error;
+                await tx.query('ROLLBACK TO SAVEPOINT piece');
+                outcomes.push({ ok: false, error });
+              }
             }
-          }
-        }),
+          },
+          { retries: 2 },
+        ),
       );
     } catch (error) {
       for (const piece of pieces) piece.reject(error);

@@ -3,6 +3,7 @@
 import { randomInt } from 'node:crypto';
 import * as ledger from '../balances/ledger.ts';
 import {
+  LOCK_ORDER_RETRIES,
   PG_UNIQUE_VIOLATION,
   type PoolClient,
   pgConstraint,
@@ -319,28 +320,32 @@ export async function receiveDeposit(
   id: string,
   input: { amount?: string; reference?: string },
 ): Promise<DepositView> {
-  return withTransaction(deps.pool, async (tx) => {
-    const row = await lockedDeposit(tx, organisationId, id);
-    if (row.method !== 'bank_transfer') {
-      throw invalidState(
-        'A crypto deposit is credited by its chain notification (POST /admin/v1/crypto/deposits)',
-      );
-    }
-    // The payer's reference, when the operator gives it, guards against crediting the wrong deposit. Banks
-    // pass references on in capitals or with spaces, so those do not count.
-    const quoted = input.reference === undefined ? undefined : comparableReference(input.reference);
-    if (quoted !== undefined && row.reference !== null && quoted !== comparableReference(row.reference)) {
-      throw validationFailed(
-        'reference',
-        `The payer quoted ${input.reference}, not this deposit's reference ${row.reference}: check the deposit`,
-      );
-    }
-    let amount: Decimal;
-    if (input.amount !== undefined) amount = parseAmount(input.amount, row.currency, 'amount');
-    else if (row.expected_amount !== null) amount = new Decimal(row.expected_amount);
-    else throw validationFailed('amount', 'amount is required: the deposit expects no amount');
-    return depositView(await creditDeposit(tx, deps, row, amount));
-  });
+  return withTransaction(
+    deps.pool,
+    async (tx) => {
+      const row = await lockedDeposit(tx, organisationId, id);
+      if (row.method !== 'bank_transfer') {
+        throw invalidState(
+          'A crypto deposit is credited by its chain notification (POST /admin/v1/crypto/deposits)',
+        );
+      }
+      // The payer's reference, when the operator gives it, guards against crediting the wrong deposit. Banks
+      // pass references on in capitals or with spaces, so those do not count.
+      const quoted = input.reference === undefined ? undefined : comparableReference(input.reference);
+      if (quoted !== undefined && row.reference !== null && quoted !== comparableReference(row.reference)) {
+        throw validationFailed(
+          'reference',
+          `The payer quoted ${input.reference}, not this deposit's reference ${row.reference}: check the deposit`,
+        );
+      }
+      let amount: Decimal;
+      if (input.amount !== undefined) amount = parseAmount(input.amount, row.currency, 'amount');
+      else if (row.expected_amount !== null) amount = new Decimal(row.expected_amount);
+      else throw validationFailed('amount', 'amount is required: the deposit expects no amount');
+      return depositView(await creditDeposit(tx, deps, row, amount));
+    },
+    LOCK_ORDER_RETRIES,
+  );
 }
 
 const comparableReference = (reference: string): string => reference.replace(/\s+/g, '').toUpperCase();
@@ -351,15 +356,19 @@ export async function failDeposit(
   id: string,
   reason: string | undefined,
 ): Promise<DepositView> {
-  return withTransaction(deps.pool, async (tx) => {
-    const row = await lockedDeposit(tx, null, id);
-    const failed = await moveDeposit(tx, deps, row, 'failed', {
-      failure_reason: reason ?? null,
-      failed_at: new Date(),
-    });
-    await cancelJob(tx, `${EXPIRE_DEPOSIT_KIND}:${row.id}`);
-    return depositView(failed);
-  });
+  return withTransaction(
+    deps.pool,
+    async (tx) => {
+      const row = await lockedDeposit(tx, null, id);
+      const failed = await moveDeposit(tx, deps, row, 'failed', {
+        failure_reason: reason ?? null,
+        failed_at: new Date(),
+      });
+      await cancelJob(tx, `${EXPIRE_DEPOSIT_KIND}:${row.id}`);
+      return depositView(failed);
+    },
+    LOCK_ORDER_RETRIES,
+  );
 }
 
 /**
@@ -367,26 +376,30 @@ export async function failDeposit(
  * balance, even below zero, since the money is gone whatever the balance.
  */
 export async function reverseDeposit(deps: AppDeps, id: string): Promise<DepositView> {
-  return withTransaction(deps.pool, async (tx) => {
-    const row = await lockedDeposit(tx, null, id);
-    if (row.status !== 'received')
-      throw invalidState(`The deposit is ${row.status}; only a received deposit can be reversed`);
-    const amount = new Decimal(row.received_amount!);
-    await ledger.post(tx, {
-      type: 'adjustment',
-      resourceType: 'deposit',
-      resourceId: row.id,
-      postings: [
-        {
-          account: ledger.available(row.organisation_id, row.currency),
-          amount: amount.negated(),
-          mayOverdraw: true,
-        },
-        { account: ledger.platform(inboundRail(deps, row), row.currency), amount },
-      ],
-    });
-    return depositView(await moveDeposit(tx, deps, row, 'reversed', { reversed_at: new Date() }));
-  });
+  return withTransaction(
+    deps.pool,
+    async (tx) => {
+      const row = await lockedDeposit(tx, null, id);
+      if (row.status !== 'received')
+        throw invalidState(`The deposit is ${row.status}; only a received deposit can be reversed`);
+      const amount = new Decimal(row.received_amount!);
+      await ledger.post(tx, {
+        type: 'adjustment',
+        resourceType: 'deposit',
+        resourceId: row.id,
+        postings: [
+          {
+            account: ledger.available(row.organisation_id, row.currency),
+            amount: amount.negated(),
+            mayOverdraw: true,
+          },
+          { account: ledger.platform(inboundRail(deps, row), row.currency), amount },
+        ],
+      });
+      return depositView(await moveDeposit(tx, deps, row, 'reversed', { reversed_at: new Date() }));
+    },
+    LOCK_ORDER_RETRIES,
+  );
 }
 
 /** The durable timer of a pending deposit (D21): at expires_at it expires, unless funds came first. */

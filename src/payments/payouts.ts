@@ -4,6 +4,7 @@
 // one ledger transaction in the same database transaction as the state change and its event.
 import * as ledger from '../balances/ledger.ts';
 import {
+  LOCK_ORDER_RETRIES,
   PG_UNIQUE_VIOLATION,
   type PoolClient,
   pgConstraint,
@@ -395,10 +396,13 @@ export async function settlePayout(
   outcome: 'complete' | 'fail' | 'return',
   failureReason?: FailureReason,
 ): Promise<PayoutView> {
-  return withTransaction(deps.pool, async (tx) =>
-    payoutView(
-      await settleLocked(tx, deps, await lockedPayout(tx, organisationId, id), outcome, failureReason),
-    ),
+  return withTransaction(
+    deps.pool,
+    async (tx) =>
+      payoutView(
+        await settleLocked(tx, deps, await lockedPayout(tx, organisationId, id), outcome, failureReason),
+      ),
+    LOCK_ORDER_RETRIES,
   );
 }
 

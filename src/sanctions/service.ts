@@ -3,6 +3,7 @@
 // (`screening.resolved`); each area's onScreeningReviewed hook then moves what waited on it, in the
 // review's transaction. Other areas screen their resources with `screen()` inside their own transaction.
 import {
+  LOCK_ORDER_RETRIES,
   PG_UNIQUE_VIOLATION,
   type PoolClient,
   pgConstraint,
@@ -224,27 +225,33 @@ export async function reviewScreening(
   organisationId?: string,
 ): Promise<ScreeningView> {
   if (!isPublicId(SCREENING_PREFIX, id)) throw screeningNotFound();
-  return withTransaction(deps.pool, async (tx) => {
-    const current = await repo.findScreeningForUpdate(tx, id, organisationId);
-    if (!current) throw screeningNotFound();
-    if (current.match_status !== 'potential_match') {
-      throw invalidState(`The screening is ${current.match_status}; only a potential_match can be reviewed`);
-    }
-    const row = await repo.recordReview(tx, id, { matchStatus: review.decision, note: review.note });
-    const view = screeningView(row);
-    await publishResourceEvent(tx, deps.catalogue, {
-      organisationId: row.organisation_id,
-      sourceObjectType: RESOURCE,
-      object: view,
-      action: 'resolved',
-      previousStatus: current.match_status,
-    });
-    const reviewed: ReviewedScreening = {
-      ...view,
-      organisation_id: row.organisation_id,
-      match_status: review.decision,
-    };
-    for (const area of deps.areas) await area.onScreeningReviewed?.(tx, reviewed, deps);
-    return view;
-  });
+  return withTransaction(
+    deps.pool,
+    async (tx) => {
+      const current = await repo.findScreeningForUpdate(tx, id, organisationId);
+      if (!current) throw screeningNotFound();
+      if (current.match_status !== 'potential_match') {
+        throw invalidState(
+          `The screening is ${current.match_status}; only a potential_match can be reviewed`,
+        );
+      }
+      const row = await repo.recordReview(tx, id, { matchStatus: review.decision, note: review.note });
+      const view = screeningView(row);
+      await publishResourceEvent(tx, deps.catalogue, {
+        organisationId: row.organisation_id,
+        sourceObjectType: RESOURCE,
+        object: view,
+        action: 'resolved',
+        previousStatus: current.match_status,
+      });
+      const reviewed: ReviewedScreening = {
+        ...view,
+        organisation_id: row.organisation_id,
+        match_status: review.decision,
+      };
+      for (const area of deps.areas) await area.onScreeningReviewed?.(tx, reviewed, deps);
+      return view;
+    },
+    LOCK_ORDER_RETRIES,
+  );
 }

@@ -14,6 +14,7 @@ import { findBalance } from '../balances/repository.ts';
 import { isNetworkCode, NETWORKS } from '../crypto/networks.ts';
 import { networkNotOffered } from '../crypto/service.ts';
 import {
+  LOCK_ORDER_RETRIES,
   PG_UNIQUE_VIOLATION,
   type PoolClient,
   pgConstraint,
@@ -540,18 +541,22 @@ export async function expireTransferNow(
   organisationId: string,
   id: string,
 ): Promise<TransferView> {
-  return withTransaction(deps.pool, async (tx) => {
-    const row = await locked(tx, organisationId, id);
-    if (row.status !== 'awaiting_deposit')
-      throw invalidState(`The transfer is ${row.status}; only one awaiting its deposit can expire`);
-    // It expires now, not at the end of its funding time: expires_at says when (D24).
-    const now = new Date();
-    const expiresAt = row.expires_at !== null && row.expires_at < now ? row.expires_at : now;
-    return transferView(
-      tx,
-      await stop(tx, deps, row, 'expired', 'not funded in time', { expires_at: expiresAt }),
-    );
-  });
+  return withTransaction(
+    deps.pool,
+    async (tx) => {
+      const row = await locked(tx, organisationId, id);
+      if (row.status !== 'awaiting_deposit')
+        throw invalidState(`The transfer is ${row.status}; only one awaiting its deposit can expire`);
+      // It expires now, not at the end of its funding time: expires_at says when (D24).
+      const now = new Date();
+      const expiresAt = row.expires_at !== null && row.expires_at < now ? row.expires_at : now;
+      return transferView(
+        tx,
+        await stop(tx, deps, row, 'expired', 'not funded in time', { expires_at: expiresAt }),
+      );
+    },
+    LOCK_ORDER_RETRIES,
+  );
 }
 
 /**

@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { beforeCommit } from '../../src/db/pool.ts';
 import { transactionGroups } from '../../src/db/transaction-groups.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+import { deadlockWith, LOCK_PAIR_TABLE } from '../helpers/deadlock.ts';
 
 describe('transaction groups', () => {
   let db: TestDatabase;
@@ -58,6 +59,43 @@ describe('transaction groups', () => {
       rows.rows.map((row) => row.name),
       ['f-1', 'f-3'],
     );
+  });
+
+  it("runs the whole group again when a piece is a deadlock's victim: every submitter gets its own result", async () => {
+    await db.pool.query(LOCK_PAIR_TABLE);
+    const groups = transactionGroups(db.pool);
+    const other = await db.pool.connect();
+    try {
+      const deadlock = await deadlockWith(other);
+      // A first group keeps the key busy, so that the next three pieces share the next transaction.
+      let open!: () => void;
+      const gate = new Promise<void>((resolve) => {
+        open = resolve;
+      });
+      const busy = groups.run('d', () => gate);
+      const runs = { 'd-1': 0, 'd-2': 0, 'd-3': 0 };
+      const piece = (name: keyof typeof runs) =>
+        groups.run('d', async (tx) => {
+          runs[name]++;
+          await insert(name)(tx);
+          // The second piece meets the other transaction once, holding the first piece's row meanwhile.
+          if (name === 'd-2' && runs[name] === 1) await deadlock.enter(tx);
+          return name;
+        });
+      const results = Promise.all([piece('d-1'), piece('d-2'), piece('d-3')]);
+      open();
+      await busy;
+      assert.deepEqual(await results, ['d-1', 'd-2', 'd-3']);
+      await deadlock.done;
+      assert.deepEqual(runs, { 'd-1': 2, 'd-2': 2, 'd-3': 1 });
+      const rows = await db.pool.query("SELECT name FROM piece WHERE name LIKE 'd-%' ORDER BY name");
+      assert.deepEqual(
+        rows.rows.map((row) => row.name),
+        ['d-1', 'd-2', 'd-3'],
+      );
+    } finally {
+      other.release();
+    }
   });
 
   it('runs each submitter’s commit hook with its own piece, and not with a failed one', async () => {

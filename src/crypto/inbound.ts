@@ -42,10 +42,15 @@ export interface RecordedDeposit {
   deposit: DepositView;
 }
 
+/**
+ * `whenDetected` runs in the transaction that records a new deposit still short of its confirmations,
+ * so that what follows it up (the sandbox chain's next block) commits with it or not at all.
+ */
 export async function recordChainDeposit(
   deps: AppDeps,
   input: ChainNotification,
   onlyOrganisation: string | null = null,
+  whenDetected?: (tx: PoolClient) => Promise<unknown>,
 ): Promise<RecordedDeposit> {
   if (!isNetworkCode(input.network)) throw validationFailed('network', `Unknown network ${input.network}`);
   const network = NETWORKS[input.network];
@@ -89,10 +94,9 @@ export async function recordChainDeposit(
     });
     if (input.confirmations >= required)
       return { created: true, deposit: depositView(await creditDeposit(tx, deps, row, amount)) };
-    return {
-      created: true,
-      deposit: depositView(await moveDeposit(tx, deps, row, 'detected', { detected_at: new Date() })),
-    };
+    const detected = await moveDeposit(tx, deps, row, 'detected', { detected_at: new Date() });
+    await whenDetected?.(tx);
+    return { created: true, deposit: depositView(detected) };
   };
   try {
     return await withTransaction(deps.pool, record, LOCK_ORDER_RETRIES);
@@ -152,17 +156,14 @@ export async function simulateChainDeposit(
     tx_hash: `0xsandbox${randomBytes(28).toString('hex')}`,
     confirmations: input.confirmations ?? 1,
   };
-  const { deposit } = await recordChainDeposit(deps, notification, organisationId);
-  if (deposit.status === 'detected') {
-    await withTransaction(deps.pool, (tx) =>
-      scheduleJob(tx, {
-        kind: SANDBOX_CONFIRM_KIND,
-        payload: { ...notification, confirmations: deps.config.cryptoConfirmations[network] },
-        runAt: new Date(Date.now() + deps.config.sandboxStepDelayMs),
-        dedupeKey: `${SANDBOX_CONFIRM_KIND}:${notification.tx_hash}`,
-      }),
-    );
-  }
+  const { deposit } = await recordChainDeposit(deps, notification, organisationId, (tx) =>
+    scheduleJob(tx, {
+      kind: SANDBOX_CONFIRM_KIND,
+      payload: { ...notification, confirmations: deps.config.cryptoConfirmations[network] },
+      runAt: new Date(Date.now() + deps.config.sandboxStepDelayMs),
+      dedupeKey: `${SANDBOX_CONFIRM_KIND}:${notification.tx_hash}`,
+    }),
+  );
   return deposit;
 }
 

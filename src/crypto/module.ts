@@ -4,13 +4,12 @@
 // `allocateDepositAddress`.
 import { railAccount } from '../payments/payouts.ts';
 import type { Area, CliCommand } from '../platform/area.ts';
-import { validationFailed } from '../platform/errors.ts';
 import { PAYMENT_SCOPES } from '../platform/scopes.ts';
 import { SANDBOX_CONFIRM_KIND, sandboxConfirm } from './inbound.ts';
 import { registerInboundAdminRoutes, registerInboundSandboxRoutes } from './inbound-routes.ts';
-import { isNetworkCode, NETWORK_CODES } from './networks.ts';
+import { NETWORK_CODES } from './networks.ts';
 import { registerCryptoAdminRoutes, registerCryptoRoutes } from './routes.ts';
-import { openDepositAddress } from './service.ts';
+import { depositNetwork, openDepositAddress } from './service.ts';
 
 const accountKeysCommand: CliCommand = {
   name: 'crypto-keys',
@@ -43,9 +42,8 @@ export const cryptoArea: Area = {
   cliCommands: [accountKeysCommand],
   jobs: { [SANDBOX_CONFIRM_KIND]: (tx, payload, deps) => sandboxConfirm(tx, deps, payload) },
   async allocateDepositAddress(tx, deps, organisationId, network, asset) {
-    if (!isNetworkCode(network)) throw validationFailed('network', `Unknown network ${network}`);
     const row = await openDepositAddress(tx, deps, organisationId, {
-      network,
+      network: depositNetwork(deps, network, asset),
       asset,
       label: 'deposit',
       externalId: null,

@@ -90,11 +90,27 @@ export async function createDepositAddress(
 }
 
 /** 400 CORRIDOR_UNAVAILABLE: the network's key family has no configured key (D22). */
-export const networkNotOffered = (network: NetworkCode): AppError =>
+const networkNotOffered = (network: NetworkCode): AppError =>
   new AppError(
     'CORRIDOR_UNAVAILABLE',
     `Deposit addresses on ${network} are not offered: see GET /api/v1/crypto/networks`,
   );
+
+/**
+ * The network a deposit of `asset` is to arrive on, where the asset is given (a deposit's currency, a
+ * transfer's source currency) and the client chose the network: 422 on `network` when it is missing,
+ * unknown or does not carry the asset, 400 CORRIDOR_UNAVAILABLE when its key is not configured.
+ */
+export function depositNetwork(deps: AppDeps, network: string | undefined, asset: string): NetworkCode {
+  if (network === undefined) throw validationFailed('network', 'network is required for a crypto deposit');
+  if (!isNetworkCode(network)) throw validationFailed('network', `Unknown network ${network}`);
+  const { assets, family } = NETWORKS[network];
+  if (!(assets as readonly string[]).includes(asset)) {
+    throw validationFailed('network', `${network} does not carry ${asset}; it carries ${assets.join(', ')}`);
+  }
+  if (deps.config.cryptoKeys[family] === undefined) throw networkNotOffered(network);
+  return network;
+}
 
 /**
  * A new address of the organisation's own, in the caller's transaction (a crypto deposit's own address

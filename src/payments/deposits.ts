@@ -350,6 +350,19 @@ export async function receiveDeposit(
 
 const comparableReference = (reference: string): string => reference.replace(/\s+/g, '').toUpperCase();
 
+/**
+ * The operator's look-up of the deposit a bank payment's reference names (manual rail), as the payer wrote
+ * it: capitals and spaces do not count. 404 when no deposit has it.
+ */
+export async function depositByReference(deps: AppDeps, reference: string): Promise<DepositView> {
+  // NUL cannot be stored in text: no deposit has such a reference (PostgreSQL would refuse the query).
+  const row = reference.includes('\u0000')
+    ? undefined
+    : await repo.findDepositByReference(deps.pool, comparableReference(reference));
+  if (!row) throw notFound('No deposit has this reference');
+  return depositView(row);
+}
+
 /** The operator's record of a deposit that will not arrive (D21). */
 export async function failDeposit(
   deps: AppDeps,

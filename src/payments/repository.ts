@@ -120,6 +120,17 @@ export async function findDeposit(
   return findById<DepositRow>(db, 'deposits', DEPOSIT_COLUMNS, id, organisationId);
 }
 
+/** The deposit whose bank reference this is, of any organisation (references are unique). */
+export async function findDepositByReference(
+  db: Queryable,
+  reference: string,
+): Promise<DepositRow | undefined> {
+  const result = await db.query<DepositRow>(`SELECT ${DEPOSIT_COLUMNS} FROM deposits WHERE reference = $1`, [
+    reference,
+  ]);
+  return result.rows[0];
+}
+
 /** The organisation's deposits with these ids, by id. */
 export async function findDepositsByIds(
   db: Queryable,

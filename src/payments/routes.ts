@@ -14,6 +14,7 @@ import {
   Deposit,
   DepositIdParams,
   DepositPage,
+  DepositReferenceParams,
   DepositSearchBody,
   type DepositSearchInput,
   FailDepositBody,
@@ -259,6 +260,19 @@ export function registerPaymentAdminRoutes(admin: App, deps: AppDeps): void {
         operatorTarget(request, { deposit_id: request.params.deposit_id });
         return deposits.receiveDeposit(deps, null, request.params.deposit_id, request.body);
       },
+    );
+    scope.get(
+      '/deposits/by-reference/:reference',
+      {
+        schema: {
+          tags: ['operator'],
+          operationId: 'adminFindDepositByReference',
+          summary: 'The deposit a bank payment quotes (its reference; capitals and spaces do not count)',
+          params: DepositReferenceParams,
+          response: { 200: Deposit, 401: ErrorBody, 404: ErrorBody },
+        },
+      },
+      async (request) => deposits.depositByReference(deps, request.params.reference),
     );
     scope.post(
       '/deposits/:deposit_id/fail',

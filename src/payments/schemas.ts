@@ -156,6 +156,9 @@ export const CreateDepositBody = component(
 export type CreateDepositInput = Static<typeof CreateDepositBody>;
 
 export const DepositIdParams = Type.Object({ deposit_id: Type.String({ maxLength: 64 }) });
+export const DepositReferenceParams = Type.Object({
+  reference: Type.String({ minLength: 1, maxLength: 140 }),
+});
 export const PayoutIdParams = Type.Object({ payout_id: Type.String({ maxLength: 64 }) });
 
 export const ReceiveDepositBody = component(

@@ -11,8 +11,7 @@
 // account, from where the payout pays it to the rail. A refund gives the source amount back.
 import * as ledger from '../balances/ledger.ts';
 import { findBalance } from '../balances/repository.ts';
-import { isNetworkCode, NETWORKS } from '../crypto/networks.ts';
-import { networkNotOffered } from '../crypto/service.ts';
+import { depositNetwork } from '../crypto/service.ts';
 import {
   LOCK_ORDER_RETRIES,
   PG_UNIQUE_VIOLATION,
@@ -311,18 +310,7 @@ function assertFundable(deps: AppDeps, currency: string, input: ConfirmInput): v
       `Bank transfers in ${currency} cannot be received (no collection account); fund the transfer another way`,
     );
   }
-  if (input.funding_method !== 'crypto') return;
-  if (input.network === undefined)
-    throw validationFailed('network', 'network is required for crypto funding');
-  if (!isNetworkCode(input.network)) throw validationFailed('network', `Unknown network ${input.network}`);
-  const network = NETWORKS[input.network];
-  if (!(network.assets as readonly string[]).includes(currency)) {
-    throw validationFailed(
-      'network',
-      `${network.code} does not carry ${currency}; it carries ${network.assets.join(', ')}`,
-    );
-  }
-  if (deps.config.cryptoKeys[network.family] === undefined) throw networkNotOffered(network.code);
+  if (input.funding_method === 'crypto') depositNetwork(deps, input.network, currency);
 }
 
 async function confirmIn(

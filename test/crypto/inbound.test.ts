@@ -251,6 +251,37 @@ describe('inbound crypto deposits (D22)', () => {
     assert.equal(errorBody(fine.body).field, 'amount');
   });
 
+  it('records a simulated deposit together with its next block, or neither: a retry with the same key then succeeds', async () => {
+    const api = await organisation();
+    const target = await address(api, 'polygon', 'USDC');
+    const send = () =>
+      api.post(
+        '/api/v1/sandbox/crypto/deposits',
+        { address: target.address, asset: 'USDC', amount: '7.000000' },
+        { 'Idempotency-Key': `block-${target.id}` },
+      );
+    await t.db.pool.query(
+      `CREATE FUNCTION refuse_block() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN RAISE EXCEPTION 'no next block'; END $$;
+       CREATE TRIGGER refuse_block BEFORE INSERT ON jobs FOR EACH ROW
+         WHEN (NEW.kind = 'crypto.sandbox_confirm') EXECUTE FUNCTION refuse_block();`,
+    );
+    let failed: Awaited<ReturnType<typeof send>>;
+    try {
+      failed = await send();
+    } finally {
+      await t.db.pool.query('DROP TRIGGER refuse_block ON jobs; DROP FUNCTION refuse_block()');
+    }
+    assert.equal(failed.statusCode, 500);
+    const deposits = () =>
+      t.db.pool.query<{ status: string }>('SELECT status FROM deposits WHERE address = $1', [target.address]);
+    assert.deepEqual((await deposits()).rows, [], 'the deposit went with its next block');
+    const retried = await send();
+    assert.equal(retried.statusCode, 201, retried.body);
+    assert.equal(retried.headers['idempotent-replayed'], undefined);
+    await waitUntil(async () => (await deposits()).rows[0]?.status === 'received', 'deposit received');
+  });
+
   it('simulates funds in the sandbox: detected at once, received when the confirmations come', async () => {
     const api = await organisation();
     const target = await address(api, 'tron', 'USDT');
@@ -328,7 +359,7 @@ describe('inbound crypto deposits (D22)', () => {
     });
     assert.equal(quote.statusCode, 201, quote.body);
     const cases: [Record<string, unknown>, string, string][] = [
-      [{ funding_method: 'crypto' }, 'network', 'network is required for crypto funding'],
+      [{ funding_method: 'crypto' }, 'network', 'network is required for a crypto deposit'],
       [
         { funding_method: 'crypto', network: 'bitcoin' },
         'network',

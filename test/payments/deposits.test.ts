@@ -196,6 +196,22 @@ describe('deposits (D21, D24)', () => {
       ],
     );
     assert.deepEqual(await balance(api, 'USD'), { available: '1000000.00', held: '0.00' });
+    // The operator finds the deposit a bank payment quotes, written as the bank passes it on.
+    const found = await t.app.inject({
+      method: 'GET',
+      url: `/admin/v1/deposits/by-reference/${encodeURIComponent(` ${reference.toLowerCase()}`)}`,
+      headers: { authorization: `Bearer ${TEST_ADMIN_KEY}` },
+    });
+    expectStatus(found, 200);
+    assert.deepEqual(found.json(), (await api.get(`${DEPOSITS}/${deposit.id}`)).json());
+    for (const unknown of ['PSDNOTTHISONE', 'PSD%00X']) {
+      const missing = await t.app.inject({
+        method: 'GET',
+        url: `/admin/v1/deposits/by-reference/${unknown}`,
+        headers: { authorization: `Bearer ${TEST_ADMIN_KEY}` },
+      });
+      expectStatus(missing, 404);
+    }
     // As a bank passes it on: in small letters, with spaces.
     const received = await admin(`/admin/v1/deposits/${deposit.id}/receive`, {
       amount: '300.00',
@@ -234,6 +250,9 @@ describe('deposits (D21, D24)', () => {
       [{ currency: 'EUR', method: 'cash' }, 'method'],
       [{ currency: 'EUR', method: 'bank_transfer', expected_amount: '-1' }, 'expected_amount'],
       [{ currency: 'EUR', method: 'bank_transfer', network: 'ethereum' }, 'network'],
+      [{ currency: 'USDC', method: 'crypto' }, 'network'],
+      // The currency is the deposit's; the network chosen for it does not carry it.
+      [{ currency: 'BTC', method: 'crypto', network: 'ethereum' }, 'network'],
       [{ currency: 'EUR', method: 'bank_transfer', external_id: '' }, 'external_id'],
     ];
     for (const [body, field] of cases) {

@@ -523,6 +523,12 @@ export const PAYMENT_ENDPOINTS: PaymentEndpoint[] = [
   },
   { method: 'POST', path: '/admin/v1/deposits/:deposit_id/reverse', ...admin, id: (w) => w.receivedDeposit },
   {
+    method: 'GET',
+    path: '/admin/v1/deposits/by-reference/:reference',
+    ...admin,
+    id: (w) => w.adminDepositReference,
+  },
+  {
     method: 'POST',
     path: '/admin/v1/deposits/:deposit_id/fail',
     ...admin,

@@ -107,7 +107,7 @@ export async function recordChainDeposit(
     // Running it again in a new transaction finds the committed deposit and answers as a repeat does
     // (200, confirmations advanced, no second credit). Once is enough: that deposit stays committed.
     if (pgErrorCode(error) !== PG_UNIQUE_VIOLATION || pgConstraint(error) !== CHAIN_UNIQUE_INDEX) throw error;
-    return withTransaction(deps.pool, record);
+    return withTransaction(deps.pool, record, LOCK_ORDER_RETRIES);
   }
 }
 

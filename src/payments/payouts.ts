@@ -156,9 +156,11 @@ export interface NewPayout {
  * `transferId`: its money is already on the transfers clearing account, so nothing is debited.
  */
 export async function openPayout(tx: PoolClient, deps: AppDeps, payout: NewPayout): Promise<repo.PayoutRow> {
-  const destination = payable(
-    payout.destination ?? (await destinationOf(tx, deps, payout.organisationId, payout.beneficiaryId)),
-  );
+  const found =
+    payout.destination ?? (await destinationOf(tx, deps, payout.organisationId, payout.beneficiaryId));
+  // A transfer's payout leg pays the beneficiary the transfer was confirmed to, also one deleted since
+  // (D19: transfers already confirmed go on); the transfer has already refused a blocked one.
+  const destination = payout.transferId !== null && found ? found : payable(found);
   if (destination.currency !== payout.currency) {
     throw validationFailed(
       'currency',

@@ -3,7 +3,8 @@
 //   confirm -> in_review (the beneficiary's re-screening hit) -> awaiting_deposit | processing | rejected
 //   confirm -> awaiting_deposit (bank transfer, crypto) -> processing (a deposit of at least the amount)
 //   confirm -> processing (balance) -> completed (payout completed) | refunding -> refunded (payout failed
-//   or returned); awaiting_deposit -> expired | cancelled; in_review -> cancelled.
+//   or returned); awaiting_deposit -> expired | cancelled | rejected (the beneficiary was blocked);
+//   in_review -> cancelled | expired (unfunded at its deadline).
 //
 // Money (ledger, D21): funding takes the source amount from the available balance (the net amount to the
 // transfers clearing account, type transfer_funding; the fee to the platform's fees, type fee); the payout
@@ -249,26 +250,25 @@ async function createDepositLeg(tx: PoolClient, deps: AppDeps, row: repo.Transfe
 }
 
 /**
- * Why the transfer's beneficiary can no longer be paid (deleted, or no longer active, since the confirm),
- * or null when it can. Its payout would be refused before any money moved: the transfer is rejected (D20).
+ * Why the transfer's payout would be refused before any money moved, or null when it goes on: a
+ * beneficiary blocked by a sanctions review since the confirm (the transfer is then rejected, D20). One
+ * deleted since goes on (D19: "transfers already confirmed go on"), as does one whose new name waits for
+ * its review.
  */
-function payoutRefusal(row: repo.TransferRow, destination: PayoutDestination | undefined): string | null {
+function payoutRefusal(destination: PayoutDestination | undefined): string | null {
   if (!destination) return 'the beneficiary no longer exists';
-  if (destination.status !== 'active') return `the beneficiary is ${destination.status} and cannot be paid`;
-  if (destination.currency !== row.destination_currency) {
-    return `the beneficiary is now paid in ${destination.currency}, not ${row.destination_currency}`;
-  }
+  if (destination.status === 'blocked') return 'the beneficiary was blocked by a sanctions review';
   return null;
 }
 
 /**
  * After a cleared review: balance funding (taken at confirm) pays out, the others wait for their deposit.
- * A beneficiary that can no longer be paid rejects the transfer (money taken goes back), and a transfer
- * still unfunded past its funding deadline expires: the review itself always succeeds.
+ * A beneficiary blocked meanwhile rejects the transfer (money taken goes back), and a transfer still
+ * unfunded past its funding deadline expires: the review itself always succeeds.
  */
 async function proceed(tx: PoolClient, deps: AppDeps, row: repo.TransferRow): Promise<repo.TransferRow> {
   const destination = await destinationOf(tx, deps, row.organisation_id, row.beneficiary_id);
-  const refusal = payoutRefusal(row, destination);
+  const refusal = payoutRefusal(destination);
   if (refusal !== null) return stop(tx, deps, row, 'rejected', refusal);
   if (row.funding_method === 'balance') {
     await ledger.post(tx, conversion(row));
@@ -562,15 +562,15 @@ export async function onDepositReceived(
   const row = await repo.lockTransfer(tx, deposit.organisationId, deposit.transferId);
   if (row?.status !== 'awaiting_deposit' || row.deposit_id !== deposit.id) return;
   const credited = `deposit ${deposit.id} brought ${deposit.amount} ${deposit.currency}`;
+  // The money that arrived stays credited whatever happens to the transfer: one whose payout would be
+  // refused is rejected before anything is taken, and asks for no more money.
+  const destination = await destinationOf(tx, deps, row.organisation_id, row.beneficiary_id);
+  const refusal = payoutRefusal(destination);
+  if (refusal !== null) {
+    await stop(tx, deps, row, 'rejected', `${refusal}; ${credited}, credited to the balance`);
+    return;
+  }
   if (new Decimal(deposit.amount).gte(new Decimal(row.source_amount))) {
-    // The money that arrived stays credited whatever happens to the transfer: a beneficiary that can no
-    // longer be paid rejects it before anything is taken.
-    const destination = await destinationOf(tx, deps, row.organisation_id, row.beneficiary_id);
-    const refusal = payoutRefusal(row, destination);
-    if (refusal !== null) {
-      await stop(tx, deps, row, 'rejected', `${refusal}; ${credited}, credited to the balance`);
-      return;
-    }
     // A balance that was below zero (a deposit reversed after it was spent) may still be short after the
     // credit: the transfer then waits, as after an under-payment. The credit holds the balance's row lock
     // until commit, so what is read here is what the funding would debit.

@@ -396,35 +396,52 @@ describe('transfers (D20)', () => {
       payload: JSON.stringify({ decision, note: 'reviewed' }),
     });
   const receive = (depositId: string, amount: string) => operatorReceive(t, depositId, amount);
-  const deleteBeneficiary = (id: string) =>
-    t.db.pool.query("UPDATE test_beneficiaries SET status = 'deleted' WHERE id = $1", [id]);
+  const setBeneficiaryStatus = (id: string, status: 'deleted' | 'blocked') =>
+    t.db.pool.query('UPDATE test_beneficiaries SET status = $2 WHERE id = $1', [id, status]);
 
-  it('rejects a transfer whose beneficiary can no longer be paid when its deposit arrives; the money stays credited', async () => {
+  it('pays a confirmed transfer to a beneficiary deleted since (D19); one blocked since is rejected, its money credited', async () => {
     const api = await organisation();
-    const ben = await beneficiary(t, api);
-    const transfer = (
-      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
-    ).json() as TransferJson;
-    await deleteBeneficiary(ben);
-    const received = await receive(transfer.deposit!.id, '1000.00');
-    assert.equal(received.statusCode, 200, received.body);
-    assert.equal(received.json().status, 'received');
-    const final = await transferOf(api, transfer.id);
-    assert.equal(final.status, 'rejected');
-    assert.equal(
-      final.status_reason,
-      `the beneficiary is deleted and cannot be paid; deposit ${transfer.deposit!.id} brought 1000.00 USD, credited to the balance`,
-    );
-    assert.equal(final.payout, null);
-    assert.deepEqual(await balance(api, 'USD'), { available: '1001000.00', held: '0.00' });
-    assert.deepEqual(
-      (await transactionsOf(api, transfer.deposit!.id)).map((entry) => [entry.type, entry.amount]),
-      [['deposit', '1000.00']],
-    );
-    assert.deepEqual(await codes(transfer.id), [
-      ['transfer.created', null],
-      ['transfer.rejected', 'awaiting_deposit'],
-    ]);
+    const byBank = async () => {
+      const ben = await beneficiary(t, api);
+      const transfer = (
+        await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
+      ).json() as TransferJson;
+      return { ben, transfer, deposit: transfer.deposit!.id };
+    };
+    // Deleted after the confirm: "transfers already confirmed go on".
+    const deleted = await byBank();
+    await setBeneficiaryStatus(deleted.ben, 'deleted');
+    assert.equal((await receive(deleted.deposit, '1000.00')).statusCode, 200);
+    await reaches(api, deleted.transfer.id, 'completed');
+    // Blocked by a sanctions review after the confirm: the payout would be refused, so the transfer is
+    // rejected, and the money that came stays on the balance, a smaller amount as well as the whole.
+    for (const amount of ['1000.00', '400.00']) {
+      const blocked = await byBank();
+      await setBeneficiaryStatus(blocked.ben, 'blocked');
+      const received = await receive(blocked.deposit, amount);
+      assert.equal(received.statusCode, 200, received.body);
+      assert.equal(received.json().status, 'received');
+      const final = await transferOf(api, blocked.transfer.id);
+      assert.deepEqual(
+        [final.status, final.status_reason, final.payout, final.deposit?.id],
+        [
+          'rejected',
+          `the beneficiary was blocked by a sanctions review; deposit ${blocked.deposit} brought ${amount} USD, credited to the balance`,
+          null,
+          blocked.deposit,
+        ],
+      );
+      assert.deepEqual(
+        (await transactionsOf(api, blocked.deposit)).map((entry) => [entry.type, entry.amount]),
+        [['deposit', amount]],
+      );
+      assert.deepEqual(await codes(blocked.transfer.id), [
+        ['transfer.created', null],
+        ['transfer.rejected', 'awaiting_deposit'],
+      ]);
+    }
+    // 1,000.00 came and went out for the first; 1,000.00 and 400.00 stayed for the other two.
+    assert.deepEqual(await balance(api, 'USD'), { available: '1001400.00', held: '0.00' });
     assert.deepEqual(await ledgerViolations(t.db.pool), []);
   });
 
@@ -477,26 +494,32 @@ describe('transfers (D20)', () => {
     assert.deepEqual(await balance(api, 'USD'), { available: '1000000.00', held: '0.00' });
   });
 
-  it('rejects a transfer in review whose beneficiary was deleted meanwhile when the review clears it; the money comes back', async () => {
+  it('clears a transfer in review to a beneficiary deleted meanwhile (it goes on); one blocked meanwhile is rejected, the money back', async () => {
     const api = await organisation();
-    const ben = await beneficiary(t, api, 'DE89370400440532013000', 'EUR', 'active', 'Sanctioned Person');
-    const held = (
-      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'balance' })
-    ).json() as TransferJson;
-    assert.deepEqual(await balance(api, 'USD'), { available: '999000.00', held: '0.00' });
-    await deleteBeneficiary(ben);
-    const cleared = await review(held.screening_id, 'cleared');
-    assert.equal(cleared.statusCode, 200, cleared.body);
-    const final = await transferOf(api, held.id);
+    const held = async (status: 'deleted' | 'blocked') => {
+      const ben = await beneficiary(t, api, 'DE89370400440532013000', 'EUR', 'active', 'Sanctioned Person');
+      const transfer = (
+        await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'balance' })
+      ).json() as TransferJson;
+      await setBeneficiaryStatus(ben, status);
+      const cleared = await review(transfer.screening_id, 'cleared');
+      assert.equal(cleared.statusCode, 200, cleared.body);
+      return transfer;
+    };
+    const goesOn = await held('deleted');
+    await reaches(api, goesOn.id, 'completed');
+    const rejected = await held('blocked');
+    const final = await transferOf(api, rejected.id);
     assert.deepEqual(
       [final.status, final.status_reason, final.payout],
-      ['rejected', 'the beneficiary is deleted and cannot be paid', null],
+      ['rejected', 'the beneficiary was blocked by a sanctions review', null],
     );
-    assert.deepEqual(await codes(held.id), [
+    assert.deepEqual(await codes(rejected.id), [
       ['transfer.created', null],
       ['transfer.rejected', 'in_review'],
     ]);
-    assert.deepEqual(await balance(api, 'USD'), { available: '1000000.00', held: '0.00' });
+    // The first transfer's 1,000.00 went out; the second's came back.
+    assert.deepEqual(await balance(api, 'USD'), { available: '999000.00', held: '0.00' });
     assert.deepEqual(await ledgerViolations(t.db.pool), []);
   });
 

@@ -5,6 +5,8 @@
 //                  route-level hooks after instance hooks, so it always sees request.principal
 //   3. permission  instance preParsing hook below
 //   4. body        parsing and schema validation
+
+import { findOrganisation } from '../admin/repository.ts';
 import type { App, AppDeps } from '../platform/deps.ts';
 import { AppError, forbidden, UnauthorizedError } from '../platform/errors.ts';
 import { keyStoreFor } from './keys.ts';
@@ -26,17 +28,35 @@ export async function registerBearerAuth(app: App, deps: AppDeps): Promise<void>
   const builtInIssuer = deps.config.authIssuer === undefined;
 
   const clientState = new Map<string, { active: boolean; at: number }>();
-  const clientActive = async (clientId: string): Promise<boolean> => {
-    const cached = clientState.get(clientId);
+  const organisationState = new Map<string, { active: boolean; at: number }>();
+  /** The cached answer of `look` for `key`, asked again after CLIENT_CACHE_MS. */
+  const cachedCheck = async (
+    state: Map<string, { active: boolean; at: number }>,
+    key: string,
+    look: () => Promise<boolean>,
+  ): Promise<boolean> => {
+    const cached = state.get(key);
     if (cached && Date.now() - cached.at < CLIENT_CACHE_MS) return cached.active;
-    const client = await findClient(deps.pool, clientId);
-    // With an external issuer (AUTH_ISSUER) its clients need not exist here: only a client this
-    // service knows and has deleted is refused. The built-in issuer only knows its own clients.
-    const active = client ? client.deleted_at === null : !builtInIssuer;
-    if (clientState.size >= CLIENT_CACHE_ENTRIES) clientState.clear();
-    clientState.set(clientId, { active, at: Date.now() });
+    const active = await look();
+    if (state.size >= CLIENT_CACHE_ENTRIES) state.clear();
+    state.set(key, { active, at: Date.now() });
     return active;
   };
+  const clientActive = (clientId: string): Promise<boolean> =>
+    cachedCheck(clientState, clientId, async () => {
+      const client = await findClient(deps.pool, clientId);
+      // With an external issuer (AUTH_ISSUER) its clients need not exist here: only a client this
+      // service knows and has deleted is refused. The built-in issuer only knows its own clients.
+      return client ? client.deleted_at === null : !builtInIssuer;
+    });
+  // An external issuer's org_id must name an organisation the operator created here: everything the
+  // organisation owns refers to it. The built-in issuer's clients belong to one by construction.
+  const organisationKnown = (organisationId: string): Promise<boolean> =>
+    builtInIssuer
+      ? Promise.resolve(true)
+      : cachedCheck(organisationState, organisationId, async () =>
+          Boolean(await findOrganisation(deps.pool, organisationId)),
+        );
 
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config.scope === undefined) return;
@@ -59,14 +79,17 @@ export async function registerBearerAuth(app: App, deps: AppDeps): Promise<void>
       throw new AppError('SERVICE_UNAVAILABLE', 'Token verification is temporarily unavailable; retry');
     }
     let active: boolean;
+    let known: boolean;
     try {
       active = await clientActive(principal.clientId);
+      known = await organisationKnown(principal.organisationId);
     } catch (error) {
       // Storage is down: as with unreadable keys, not the client's fault (503, not 500 or 401).
       request.log.error({ err: error }, 'token verification failed: client lookup unavailable');
       throw new AppError('SERVICE_UNAVAILABLE', 'Token verification is temporarily unavailable; retry');
     }
     if (!active) throw new UnauthorizedError('client deleted or unknown');
+    if (!known) throw new UnauthorizedError('organisation unknown');
     request.principal = principal;
   });
 

@@ -11,6 +11,7 @@ import {
   SignJWT,
 } from 'jose';
 import type { AppDeps, Principal } from '../platform/deps.ts';
+import { isUuid } from '../platform/ids.ts';
 import type { Jwks, KeyStore } from './keys.ts';
 
 export interface IssuedToken {
@@ -141,6 +142,9 @@ function principalFrom(payload: JWTPayload): Principal {
   const organisationId = payload.org_id;
   if (typeof clientId !== 'string' || typeof organisationId !== 'string')
     throw new TokenRejectedError('token lacks client or organisation');
+  // Organisations are UUIDs; an external issuer's token naming anything else identifies none.
+  if (!isUuid(organisationId))
+    throw new TokenRejectedError('token names no organisation (org_id is no UUID)');
   const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [];
   return { clientId, organisationId, scopes };
 }

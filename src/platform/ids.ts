@@ -50,7 +50,13 @@ export const isPublicId = (prefix: string, value: string): boolean =>
 /** `err_` + ULID: identifies one failed request in the logs (D5). */
 export const newErrorId = (): string => `err_${ulid()}`;
 
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/**
+ * A UUID as PostgreSQL's uuid type reads it: ajv-formats' `uuid` also admits a `urn:uuid:` prefix, which
+ * PostgreSQL refuses, so request schemas take this pattern (JSON Schema patterns carry no flags) instead.
+ */
+export const UUID_SCHEMA_PATTERN =
+  '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+const UUID_PATTERN = new RegExp(UUID_SCHEMA_PATTERN);
 export const isUuid = (value: string): boolean => UUID_PATTERN.test(value);
 
 /** Integer ids in paths (events, attempts): positive, and within PostgreSQL bigint. */

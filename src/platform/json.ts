@@ -6,7 +6,8 @@
 // - the keys `__proto__`, and `constructor` holding `prototype`, as Fastify does by default
 //   (secure-json-parse): valid JSON, but able to change object prototypes in JavaScript code;
 // - strings with an unpaired UTF-16 surrogate (`"\ud800"`): valid JSON text, but not Unicode text, so it
-//   cannot be stored as written (PostgreSQL refuses it in jsonb, and text would get U+FFFD).
+//   cannot be stored as written (PostgreSQL refuses it in jsonb, and text would get U+FFFD);
+// - nesting deeper than MAX_BODY_DEPTH levels.
 import { isUtf8 } from 'node:buffer';
 import sjson from 'secure-json-parse';
 import { AppError } from './errors.ts';
@@ -41,6 +42,32 @@ export function findDuplicateKey(text: string): string | undefined {
   }
   return undefined;
 }
+
+/** The deepest nesting of arrays and objects in valid JSON text; iterative, strings skipped. */
+export function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  for (let index = 0; index < text.length; index++) {
+    const char = text[index];
+    if (char === '"') {
+      let end = index + 1;
+      while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      index = end;
+    } else if (char === '{' || char === '[') {
+      depth++;
+      if (depth > deepest) deepest = depth;
+    } else if (char === '}' || char === ']') {
+      depth--;
+    }
+  }
+  return deepest;
+}
+
+/**
+ * Deepest nesting a body may have. Bodies of the contract nest a few levels; much deeper ones would only
+ * exhaust the stack of code that walks them recursively (JSON.stringify of a test event's data).
+ */
+export const MAX_BODY_DEPTH = 64;
 
 /**
  * The first key secure-json-parse refuses, with its path (`filters.__proto__`); undefined when the
@@ -125,6 +152,12 @@ export function parseJsonBody(bytes: Buffer): unknown {
     }
     // SyntaxError, or a RangeError from absurd nesting: malformed input either way.
     throw new AppError('BAD_REQUEST', 'The request body is not valid JSON');
+  }
+  if (nestingDepth(text) > MAX_BODY_DEPTH) {
+    throw new AppError(
+      'BAD_REQUEST',
+      `The request body nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels`,
+    );
   }
   const duplicate = findDuplicateKey(text);
   if (duplicate !== undefined) {

@@ -2,8 +2,10 @@
 // missing scope, the order token -> permission -> body, and signing-key rotation.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { generateKeyPair, type JWTPayload, SignJWT } from 'jose';
+import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
 import { keyStoreFor } from '../../src/auth/keys.ts';
 import { errorBody, startTestApp, TEST_ADMIN_KEY, type Tenant, type TestApp } from '../helpers/app.ts';
 import { decodeJwt, PROBE, postToken, probeRoutes } from './support.ts';
@@ -156,6 +158,11 @@ describe('bearer authentication', () => {
     assertUnauthorized(await probe({ authorization: `Bearer ${token}` }));
   });
 
+  it('answers a token whose org_id is no UUID with 401', async () => {
+    const token = await signWithIssuerKey({ org_id: 'acme' });
+    assertUnauthorized(await probe({ authorization: `Bearer ${token}` }));
+  });
+
   it('answers the token of a deleted client with 401', async () => {
     const doomed = await t.tenant();
     const deleted = await t.app.inject({
@@ -305,6 +312,48 @@ describe('bearer authentication', () => {
 });
 
 describe('bearer authentication against an external issuer (AUTH_ISSUER / AUTH_JWKS_URL)', () => {
+  it('accepts an unknown client of an organisation created here, and answers 401 for an org_id that names none', async () => {
+    const { privateKey, publicKey } = await generateKeyPair('RS256');
+    const jwks = JSON.stringify({
+      keys: [{ ...(await exportJWK(publicKey)), kid: 'ext-1', alg: 'RS256', use: 'sig' }],
+    });
+    const issuerServer = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' }).end(jwks);
+    });
+    await new Promise<void>((resolve) => issuerServer.listen(0, '127.0.0.1', resolve));
+    const issuer = `http://127.0.0.1:${(issuerServer.address() as AddressInfo).port}/realms/external`;
+    const t = await startTestApp({
+      routes: probeRoutes,
+      env: { AUTH_ISSUER: issuer, AUTH_JWKS_URL: `${issuer}/protocol/openid-connect/certs` },
+    });
+    try {
+      const known = (await t.tenant()).organisationId;
+      const probeAs = async (orgId: string) => {
+        const now = Math.floor(Date.now() / 1000);
+        const token = await new SignJWT({
+          azp: 'client-of-the-issuer',
+          org_id: orgId,
+          scope: 'webhooks:read',
+        })
+          .setProtectedHeader({ alg: 'RS256', kid: 'ext-1' })
+          .setIssuer(issuer)
+          .setIssuedAt(now)
+          .setExpirationTime(now + 60)
+          .sign(privateKey);
+        return t.app.inject({ method: 'GET', url: PROBE, headers: { authorization: `Bearer ${token}` } });
+      };
+      assert.equal((await probeAs(known)).statusCode, 200);
+      for (const orgId of [randomUUID(), 'acme']) {
+        const refused = await probeAs(orgId);
+        assert.equal(refused.statusCode, 401, `${orgId}: ${refused.body}`);
+        assert.deepEqual(refused.json(), { message: 'Unauthorized' });
+      }
+    } finally {
+      await t.close();
+      issuerServer.close();
+    }
+  });
+
   it('answers 503 SERVICE_UNAVAILABLE, not 401, when the issuer key set cannot be fetched', async () => {
     const t = await startTestApp({
       routes: probeRoutes,

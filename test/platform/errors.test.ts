@@ -85,6 +85,26 @@ describe('generic errors (D5)', () => {
     assert.notEqual(errorBody(response.body).code, 'INTERNAL_ERROR');
   });
 
+  it('answers a body nested deeper than 64 levels with 400 BAD_REQUEST, and reads one of 64', async () => {
+    const post = (depth: number) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/admin/v1/organisations',
+        headers: { ...admin, 'content-type': 'application/json' },
+        payload: `{"name":"x","deep":${'['.repeat(depth - 1)}"]"${']'.repeat(depth - 1)}}`,
+      });
+    const deep = await post(65);
+    assert.equal(deep.statusCode, 400);
+    assert.deepEqual(
+      [errorBody(deep.body).code, errorBody(deep.body).error],
+      ['BAD_REQUEST', 'The request body nests arrays and objects deeper than 64 levels'],
+    );
+    // 64 levels are read: the route then refuses the unknown key, naming it.
+    const read = await post(64);
+    assert.equal(read.statusCode, 422);
+    assert.equal(errorBody(read.body).field, 'deep');
+  });
+
   it('answers a prototype-poisoning body with 400 BAD_REQUEST', async () => {
     const response = await t.app.inject({
       method: 'POST',

@@ -3,11 +3,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { findDuplicateKey, parseJsonBody as parseBytes } from '../../src/platform/json.ts';
+import { findDuplicateKey, nestingDepth, parseJsonBody as parseBytes } from '../../src/platform/json.ts';
 
 const parseJsonBody = (text: string): unknown => parseBytes(Buffer.from(text, 'utf8'));
 
 describe('JSON body parser', () => {
+  it('measures nesting outside strings', () => {
+    assert.equal(nestingDepth('"x"'), 0);
+    assert.equal(nestingDepth('{"a":[1,{"b":[]}],"c":{}}'), 4);
+    assert.equal(nestingDepth('{"a":"[[[{{{\\"]]]"}'), 1);
+  });
+
   it('finds a repeated key at the top level and in nested objects', () => {
     assert.equal(findDuplicateKey('{"a":1,"a":2}'), 'a');
     assert.equal(findDuplicateKey('{"x":{"b":[{"c":1,"c":2}]}}'), 'c');

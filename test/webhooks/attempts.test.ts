@@ -172,6 +172,7 @@ describe('webhook delivery attempts', () => {
         [{ webhook_event_ids: [event1.id] }, [attempt.timeout!, attempt.success!, attempt.failed!]],
         [{ webhook_event_ids: [event2.id, 999999] }, [attempt.pending!]],
         [{ webhook_subscription_ids: [subB.id] }, [attempt.pending!, attempt.timeout!]],
+        [{ webhook_subscription_ids: [subB.id.toUpperCase()] }, [attempt.pending!, attempt.timeout!]],
         [{ status: ['success', 'timeout'] }, [attempt.timeout!, attempt.success!]],
         [
           { webhook_event_ids: [event1.id], webhook_subscription_ids: [subA.id], status: ['failed'] },
@@ -226,6 +227,11 @@ describe('webhook delivery attempts', () => {
         [{ filters: { webhook_event_ids: [-1] } }, 'filters.webhook_event_ids[0]'],
         [{ filters: { webhook_subscription_ids: subA.id } }, 'filters.webhook_subscription_ids'],
         [{ filters: { webhook_subscription_ids: ['not-a-uuid'] } }, 'filters.webhook_subscription_ids[0]'],
+        // A URN that JSON Schema's uuid format admits and PostgreSQL's uuid type does not.
+        [
+          { filters: { webhook_subscription_ids: [`urn:uuid:${subA.id}`] } },
+          'filters.webhook_subscription_ids[0]',
+        ],
         [{ filters: { status: ['succeeded'] } }, 'filters.status[0]'],
         [{ filters: { event_ids: [1] } }, 'filters.event_ids'],
         [{ sort_by: 'status' }, 'sort_by'],

@@ -178,6 +178,15 @@ describe('webhook subscriptions', () => {
       assert.equal(longest.length, 2048);
       const accepted = await api.post(SUBSCRIPTIONS, { endpoint_url: longest, event_type_codes: [] });
       assert.equal(accepted.statusCode, 201, accepted.body);
+      // 1,026 characters as typed, 9,026 percent-encoded as requests carry them: over 2048.
+      const encoded = `https://hooks.example.com/${'\u4e2d'.repeat(1000)}`;
+      const refused = await api.post(SUBSCRIPTIONS, { endpoint_url: encoded, event_type_codes: [] });
+      assert.equal(
+        expectError(refused, 422, 'VALIDATION_FAILED', 'endpoint_url').error,
+        'endpoint_url is 9026 characters long percent-encoded, as requests carry it; at most 2048',
+      );
+      const patched = await api.patch(`${SUBSCRIPTIONS}/${accepted.json().id}`, { endpoint_url: encoded });
+      expectError(patched, 422, 'VALIDATION_FAILED', 'endpoint_url');
     });
 
     it('rejects unknown keys, a client-supplied secret and a status with 422 naming the key', async () => {

@@ -1,5 +1,6 @@
 // Request and response schemas of the delivery-attempt endpoints (contract sections 2, 4; D4, D10).
 import { type Static, Type } from '@sinclair/typebox';
+import { UUID_SCHEMA_PATTERN } from '../../platform/ids.ts';
 import { component } from '../../platform/openapi.ts';
 import { FilterList, pageSchema, searchBodySchema } from '../../platform/search.ts';
 import { StringEnum } from '../api-schemas.ts';
@@ -101,7 +102,7 @@ export const AttemptSearchBody = component(
   searchBodySchema(
     {
       webhook_event_ids: FilterList(Type.Integer({ minimum: 1, maximum: MAX_JSON_ID })),
-      webhook_subscription_ids: FilterList(Type.String({ format: 'uuid' })),
+      webhook_subscription_ids: FilterList(Type.String({ pattern: UUID_SCHEMA_PATTERN })),
       status: FilterList(StringEnum(ATTEMPT_STATUSES)),
     },
     ATTEMPT_SORT_KEYS,

@@ -21,6 +21,7 @@ import * as repo from './repository.ts';
 import {
   type CreateSubscriptionInput,
   DEFAULT_MAX_RETRIES,
+  MAX_ENDPOINT_URL_LENGTH,
   type SubscriptionFilters,
   type SubscriptionSearchInput,
   type SubscriptionSortKey,
@@ -84,6 +85,15 @@ export function checkEndpointUrl(
     throw validationFailed(
       field,
       `${field} is refused: ${refused}, and webhooks are only sent to public addresses`,
+    );
+  }
+  // The URL as requests carry it, percent-encoded: a non-ASCII character takes up to 12 characters
+  // there, and the encoded form is what the unique index keeps (PostgreSQL caps an index entry at 2704
+  // bytes).
+  if (parsed.href.length > MAX_ENDPOINT_URL_LENGTH) {
+    throw validationFailed(
+      field,
+      `${field} is ${parsed.href.length} characters long percent-encoded, as requests carry it; at most ${MAX_ENDPOINT_URL_LENGTH}`,
     );
   }
   return { url: value, normalized: parsed.href };

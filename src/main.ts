@@ -92,8 +92,9 @@ async function main(argv: string[]): Promise<number> {
       log.info('stopped');
       resolve(0);
     };
-    process.once('SIGINT', () => void shutdown('SIGINT'));
-    process.once('SIGTERM', () => void shutdown('SIGTERM'));
+    // `on`, not `once`: the second signal must reach shutdown, which then exits at once with code 1.
+    process.on('SIGINT', () => void shutdown('SIGINT'));
+    process.on('SIGTERM', () => void shutdown('SIGTERM'));
   });
 }
 

@@ -62,7 +62,9 @@ function logOperatorActions(scope: App): void {
     const outcome: OperatorOutcome = status < 400 ? 'succeeded' : status < 500 ? 'refused' : 'failed';
     request.log.info(
       {
-        // What the action acted on first, so that it can never overwrite the fields below.
+        // What the action acted on first, so that it can never overwrite the fields below: the path's ids
+        // (also for a request refused before its handler ran), then what the handler noted.
+        ...(request.params as Record<string, unknown> | undefined),
         ...entry?.target,
         operator_action: action,
         // A request without the valid key acted as nobody.

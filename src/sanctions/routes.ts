@@ -1,6 +1,7 @@
 // HTTP of sanctions screening (D18, D23, D24): public routes under /api/v1/sanctions, the operator's
 // import and review under /admin/v1, and the sandbox's review simulation. Each maps to one service call.
 import { Type } from '@sinclair/typebox';
+import { operatorTarget, registerOperatorRoutes } from '../admin/operator-log.ts';
 import type { App, AppDeps } from '../platform/deps.ts';
 import { AppError, sendError } from '../platform/errors.ts';
 import { PAYMENT_SCOPES } from '../platform/scopes.ts';
@@ -118,78 +119,72 @@ export function registerSanctionsRoutes(app: App, deps: AppDeps): void {
 
 export function registerSanctionsAdminRoutes(admin: App, deps: AppDeps): void {
   const limit = deps.config.sanctionsImportMaxBytes;
-  admin.post(
-    '/sanctions/lists/:code/import',
-    {
-      bodyLimit: limit,
-      // The platform's message names the 1 MiB limit of every other route.
-      errorHandler: (error, request, reply) =>
-        sendError(
-          request,
-          reply,
-          (error as { code?: string }).code === 'FST_ERR_CTP_BODY_TOO_LARGE'
-            ? new AppError(
-                'PAYLOAD_TOO_LARGE',
-                `The import is larger than SANCTIONS_IMPORT_MAX_MB (${limit / 1024 / 1024} MiB)`,
-              )
-            : error,
-        ),
-      schema: {
-        tags: ['operator'],
-        operationId: 'adminImportSanctionsList',
-        summary: 'Import a sanctions list (replaces it, next version)',
-        description:
-          "The files in the publisher's own format, as text: `ofac-sdn-csv` takes sdn.csv, alt.csv and " +
-          'add.csv; `opensanctions-csv` takes targets.simple.csv. The list is replaced in one transaction and ' +
-          'its version goes up by one; a file that cannot be read is 422 naming the file (`files.sdn.csv`) and ' +
-          'the line, and the list stays as it was. Body up to SANCTIONS_IMPORT_MAX_MB.',
-        params: ListCodeParams,
-        body: ImportListBody,
-        response: { 200: SanctionsList, 413: ErrorBody, 422: ErrorBody },
-      },
-    },
-    async (request) => {
-      const { code } = request.params as { code: string };
-      const imported = await lists.importList(deps, code, request.body as ImportListInput);
-      request.log.info(
-        {
-          operator_action: 'sanctions.import',
-          list: code,
-          version: imported.version,
-          entries: imported.entries,
+  // Operator actions (D23): each is logged once with its actor and outcome, refusals included.
+  registerOperatorRoutes(admin, (scope) => {
+    scope.post(
+      '/sanctions/lists/:code/import',
+      {
+        config: { operatorAction: 'sanctions.import' },
+        bodyLimit: limit,
+        // The platform's message names the 1 MiB limit of every other route.
+        errorHandler: (error, request, reply) =>
+          sendError(
+            request,
+            reply,
+            (error as { code?: string }).code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+              ? new AppError(
+                  'PAYLOAD_TOO_LARGE',
+                  `The import is larger than SANCTIONS_IMPORT_MAX_MB (${limit / 1024 / 1024} MiB)`,
+                )
+              : error,
+          ),
+        schema: {
+          tags: ['operator'],
+          operationId: 'adminImportSanctionsList',
+          summary: 'Import a sanctions list (replaces it, next version)',
+          description:
+            "The files in the publisher's own format, as text: `ofac-sdn-csv` takes sdn.csv, alt.csv and " +
+            'add.csv; `opensanctions-csv` takes targets.simple.csv. The list is replaced in one transaction and ' +
+            'its version goes up by one; a file that cannot be read is 422 naming the file (`files.sdn.csv`) and ' +
+            'the line, and the list stays as it was. Body up to SANCTIONS_IMPORT_MAX_MB.',
+          params: ListCodeParams,
+          body: ImportListBody,
+          response: { 200: SanctionsList, 413: ErrorBody, 422: ErrorBody },
         },
-        'operator imported a sanctions list',
-      );
-      return imported;
-    },
-  );
-
-  admin.post(
-    '/screenings/:screening_id/review',
-    {
-      schema: {
-        tags: ['operator'],
-        operationId: 'adminReviewScreening',
-        summary: 'Review a potential match',
-        description:
-          'Only from `potential_match` (else 400 INVALID_STATE). Records the decision and note, publishes ' +
-          '`screening.resolved`, and moves what waits on the screening (beneficiaries, transfers).',
-        params: ScreeningIdParams,
-        body: ReviewBody,
-        response: { 200: Screening, 400: ErrorBody, 404: ErrorBody, 422: ErrorBody },
       },
-    },
-    async (request) => {
-      const { screening_id: id } = request.params as { screening_id: string };
-      const body = request.body as ReviewInput;
-      const reviewed = await service.reviewScreening(deps, id, body);
-      request.log.info(
-        { operator_action: 'sanctions.review', screening_id: id, decision: body.decision },
-        'operator reviewed a screening',
-      );
-      return reviewed;
-    },
-  );
+      async (request) => {
+        const { code } = request.params as { code: string };
+        operatorTarget(request, { list: code });
+        const imported = await lists.importList(deps, code, request.body as ImportListInput);
+        operatorTarget(request, { version: imported.version, entries: imported.entries });
+        return imported;
+      },
+    );
+
+    scope.post(
+      '/screenings/:screening_id/review',
+      {
+        config: { operatorAction: 'sanctions.review' },
+        schema: {
+          tags: ['operator'],
+          operationId: 'adminReviewScreening',
+          summary: 'Review a potential match',
+          description:
+            'Only from `potential_match` (else 400 INVALID_STATE). Records the decision and note, publishes ' +
+            '`screening.resolved`, and moves what waits on the screening (beneficiaries, transfers).',
+          params: ScreeningIdParams,
+          body: ReviewBody,
+          response: { 200: Screening, 400: ErrorBody, 404: ErrorBody, 422: ErrorBody },
+        },
+      },
+      async (request) => {
+        const { screening_id: id } = request.params as { screening_id: string };
+        const body = request.body as ReviewInput;
+        operatorTarget(request, { screening_id: id, decision: body.decision });
+        return service.reviewScreening(deps, id, body);
+      },
+    );
+  });
 }
 
 export function registerSanctionsSandboxRoutes(app: App, deps: AppDeps): void {

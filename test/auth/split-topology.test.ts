@@ -9,6 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { generateKeyPair, SignJWT } from 'jose';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { runToExit, type ServiceProcess, startService } from '../helpers/process.ts';
+import { waitUntil } from '../helpers/wait.ts';
 import { decodeJwt, PROBE } from './support.ts';
 
 const ADMIN_KEY = 'split-admin-key-0123456789abcdef';
@@ -170,6 +171,53 @@ describe('split topology: separate auth and api processes (production)', () => {
     // The api refetches the JWKS for the unknown kid (at most once a second).
     await eventually(async () => ((await callApi(newToken)).status === 200 ? true : undefined));
     assert.equal((await callApi(oldToken)).status, 200);
+  });
+});
+
+describe('a second signal during shutdown (docs/operator/running.md)', () => {
+  it('exits at once with code 1 while the first still waits for a request in flight', async () => {
+    const db = await createTestDatabase();
+    const blocker = await db.pool.connect();
+    try {
+      const api = await startService('api', {
+        DATABASE_URL: db.url,
+        APP_ENV: 'production',
+        SECRETS_ENCRYPTION_KEY: 'c'.repeat(64),
+        AUTH_REALM: 'production',
+        AUTH_ISSUER: ISSUER,
+        AUTH_JWKS_URL: `${PUBLIC_AUTH_URL}/realms/production/protocol/openid-connect/certs`,
+        ADMIN_API_KEY: ADMIN_KEY,
+      });
+      // A request held in flight by a table lock keeps the first signal's shutdown waiting for it.
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE organisations IN ACCESS EXCLUSIVE MODE');
+      const held = fetch(`${api.baseUrl}/admin/v1/organisations`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'Held Ltd' }),
+      }).catch(() => undefined);
+      await waitUntil(
+        async () =>
+          ((
+            await db.pool.query(
+              "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+            )
+          ).rowCount ?? 0) > 0,
+        'the request waits on the lock',
+      );
+      const exited = new Promise<number | null>((resolve) => api.child.once('exit', resolve));
+      api.child.kill('SIGTERM');
+      await waitUntil(async () => /shutting down/.test(api.stdout()), 'shutdown begins');
+      // The same signal again, as an impatient supervisor sends it.
+      api.child.kill('SIGTERM');
+      assert.equal(await exited, 1, api.stdout());
+      assert.match(api.stdout(), /second signal: exiting now/);
+      await held;
+    } finally {
+      await blocker.query('ROLLBACK');
+      blocker.release();
+      await db.drop();
+    }
   });
 });
 

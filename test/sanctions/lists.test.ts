@@ -160,6 +160,25 @@ describe('sanctions lists', () => {
       'targets.simple.csv line 8: expected 15 fields as in the header, found 2',
     );
     assert.equal((await lists()).find((list) => list.code === 'eu-fsf')!.version, 1);
+    // Each import is logged as an operator action with its actor and outcome, refusals too (D23).
+    const actions = t.logs.lines
+      .filter((line) => line.includes('"operator_action":"sanctions.import"'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .map((entry) => [
+        entry.list,
+        entry.outcome,
+        entry.status,
+        entry.error_code,
+        (entry.actor as { credential: string }).credential,
+      ]);
+    assert.deepEqual(actions.slice(-2), [
+      ['ofac-sdn', 'refused', 422, 'VALIDATION_FAILED', 'ADMIN_API_KEY'],
+      ['eu-fsf', 'refused', 422, 'VALIDATION_FAILED', 'ADMIN_API_KEY'],
+    ]);
+    assert.ok(
+      actions.some(([list, outcome]) => list === 'ofac-sdn' && outcome === 'succeeded'),
+      'a successful import is logged as succeeded',
+    );
   });
 
   it('refuses missing or foreign files, an unknown format, a bad code and the sandbox code', async () => {

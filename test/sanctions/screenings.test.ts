@@ -335,6 +335,18 @@ describe('screenings', () => {
         );
         assert.equal(message, 'The screening is cleared; only a potential_match can be reviewed');
       }
+      // Logged as operator actions with actor and outcome, the refused ones too (D23).
+      const logged = t.logs.lines
+        .filter((line) => line.includes('"operator_action":"sanctions.review"') && line.includes(made.id))
+        .map(
+          (line) => JSON.parse(line) as { decision: string; outcome: string; actor: { credential: string } },
+        )
+        .map((entry) => [entry.decision, entry.outcome, entry.actor.credential]);
+      assert.deepEqual(logged, [
+        ['cleared', 'succeeded', 'ADMIN_API_KEY'],
+        ['confirmed_match', 'refused', 'ADMIN_API_KEY'],
+        ['cleared', 'refused', 'ADMIN_API_KEY'],
+      ]);
       const none = await create({ entity_type: 'individual', name: 'John Smith' });
       assert.match(
         expectError(

@@ -12,10 +12,15 @@ import { isUtf8 } from 'node:buffer';
 import sjson from 'secure-json-parse';
 import { AppError } from './errors.ts';
 
-/** Finds a repeated key in any object of valid JSON text; iterative, so deep nesting cannot overflow. */
-export function findDuplicateKey(text: string): string | undefined {
+/**
+ * One pass over valid JSON text for what parsing does not report: the first key repeated in any object,
+ * and how deeply arrays and objects nest (up to that key). Strings are skipped; iterative, so deep nesting
+ * cannot overflow.
+ */
+export function scanStructure(text: string): { repeatedKey?: string; depth: number } {
   const objects: Array<Set<string> | null> = []; // null marks an array level
   let expectKey = false;
+  let depth = 0;
   for (let index = 0; index < text.length; index++) {
     const char = text[index];
     if (char === '"') {
@@ -24,43 +29,22 @@ export function findDuplicateKey(text: string): string | undefined {
       const top = objects.at(-1);
       if (expectKey && top) {
         const key = JSON.parse(text.slice(index, end + 1)) as string;
-        if (top.has(key)) return key;
+        if (top.has(key)) return { repeatedKey: key, depth };
         top.add(key);
         expectKey = false;
       }
       index = end;
-    } else if (char === '{') {
-      objects.push(new Set());
-      expectKey = true;
-    } else if (char === '[') {
-      objects.push(null);
+    } else if (char === '{' || char === '[') {
+      objects.push(char === '{' ? new Set() : null);
+      expectKey = char === '{';
+      if (objects.length > depth) depth = objects.length;
     } else if (char === '}' || char === ']') {
       objects.pop();
     } else if (char === ',') {
       expectKey = objects.at(-1) instanceof Set;
     }
   }
-  return undefined;
-}
-
-/** The deepest nesting of arrays and objects in valid JSON text; iterative, strings skipped. */
-export function nestingDepth(text: string): number {
-  let depth = 0;
-  let deepest = 0;
-  for (let index = 0; index < text.length; index++) {
-    const char = text[index];
-    if (char === '"') {
-      let end = index + 1;
-      while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
-      index = end;
-    } else if (char === '{' || char === '[') {
-      depth++;
-      if (depth > deepest) deepest = depth;
-    } else if (char === '}' || char === ']') {
-      depth--;
-    }
-  }
-  return deepest;
+  return { depth };
 }
 
 /**
@@ -153,15 +137,15 @@ export function parseJsonBody(bytes: Buffer): unknown {
     // SyntaxError, or a RangeError from absurd nesting: malformed input either way.
     throw new AppError('BAD_REQUEST', 'The request body is not valid JSON');
   }
-  if (nestingDepth(text) > MAX_BODY_DEPTH) {
+  const { repeatedKey, depth } = scanStructure(text);
+  if (depth > MAX_BODY_DEPTH) {
     throw new AppError(
       'BAD_REQUEST',
       `The request body nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels`,
     );
   }
-  const duplicate = findDuplicateKey(text);
-  if (duplicate !== undefined) {
-    throw new AppError('BAD_REQUEST', `The request body repeats the key "${duplicate}"`);
+  if (repeatedKey !== undefined) {
+    throw new AppError('BAD_REQUEST', `The request body repeats the key "${repeatedKey}"`);
   }
   const surrogate = SURROGATE_ESCAPE.test(text) ? findUnpairedSurrogate(value) : undefined;
   if (surrogate !== undefined) {

@@ -3,7 +3,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { findDuplicateKey, nestingDepth, parseJsonBody as parseBytes } from '../../src/platform/json.ts';
+import { parseJsonBody as parseBytes, scanStructure } from '../../src/platform/json.ts';
+
+const findDuplicateKey = (text: string) => scanStructure(text).repeatedKey;
+const nestingDepth = (text: string) => scanStructure(text).depth;
 
 const parseJsonBody = (text: string): unknown => parseBytes(Buffer.from(text, 'utf8'));
 

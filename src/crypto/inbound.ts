@@ -18,7 +18,7 @@ import type { AppDeps } from '../platform/deps.ts';
 import { notFound, validationFailed } from '../platform/errors.ts';
 import { scheduleJob } from '../platform/jobs/runner.ts';
 import { Decimal, parseAmount } from '../platform/money.ts';
-import { isNetworkCode, NETWORKS, type NetworkCode } from './networks.ts';
+import { carries, isNetworkCode, type NetworkCode } from './networks.ts';
 import { findAddressByNetworkAndAddress } from './service.ts';
 
 export const SANDBOX_CONFIRM_KIND = 'crypto.sandbox_confirm';
@@ -53,9 +53,8 @@ export async function recordChainDeposit(
   whenDetected?: (tx: PoolClient) => Promise<unknown>,
 ): Promise<RecordedDeposit> {
   if (!isNetworkCode(input.network)) throw validationFailed('network', `Unknown network ${input.network}`);
-  const network = NETWORKS[input.network];
-  if (!(network.assets as readonly string[]).includes(input.asset)) {
-    throw validationFailed('asset', `asset ${input.asset} is not carried on ${network.code}`);
+  if (!carries(input.network, input.asset)) {
+    throw validationFailed('asset', `asset ${input.asset} is not carried on ${input.network}`);
   }
   const amount = parseAmount(input.amount, input.asset, 'amount');
   const match = await findAddressByNetworkAndAddress(deps.pool, input.network, input.address);

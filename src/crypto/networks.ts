@@ -68,3 +68,7 @@ export const NETWORKS: Readonly<Record<NetworkCode, Network>> = {
 
 export const isNetworkCode = (value: string): value is NetworkCode =>
   (NETWORK_CODES as readonly string[]).includes(value);
+
+/** Whether the network carries the asset (BTC on bitcoin; USDC and USDT on the others). */
+export const carries = (network: NetworkCode, asset: string): boolean =>
+  (NETWORKS[network].assets as readonly string[]).includes(asset);

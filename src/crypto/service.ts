@@ -19,6 +19,7 @@ import { addressLookupKey, deriveAddress } from './derivation.ts';
 import { KEY_VARIABLES } from './keys.ts';
 import {
   type CryptoAsset,
+  carries,
   isNetworkCode,
   KEY_FAMILIES,
   NETWORK_CODES,
@@ -105,7 +106,7 @@ export function depositNetwork(deps: AppDeps, network: string | undefined, asset
   if (network === undefined) throw validationFailed('network', 'network is required for a crypto deposit');
   if (!isNetworkCode(network)) throw validationFailed('network', `Unknown network ${network}`);
   const { assets, family } = NETWORKS[network];
-  if (!(assets as readonly string[]).includes(asset)) {
+  if (!carries(network, asset)) {
     throw validationFailed('network', `${network} does not carry ${asset}; it carries ${assets.join(', ')}`);
   }
   if (deps.config.cryptoKeys[family] === undefined) throw networkNotOffered(network);
@@ -124,7 +125,7 @@ export async function openDepositAddress(
   input: { network: NetworkCode; asset: string; label: string | null; externalId: string | null },
 ): Promise<repo.DepositAddressRow> {
   const network = NETWORKS[input.network];
-  if (!(network.assets as readonly string[]).includes(input.asset)) {
+  if (!carries(input.network, input.asset)) {
     throw validationFailed(
       'asset',
       `asset ${input.asset} is not offered on ${network.code}; it offers ${network.assets.join(', ')}`,

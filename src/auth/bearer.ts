@@ -52,11 +52,9 @@ export async function registerBearerAuth(app: App, deps: AppDeps): Promise<void>
   // An external issuer's org_id must name an organisation the operator created here: everything the
   // organisation owns refers to it. The built-in issuer's clients belong to one by construction.
   const organisationKnown = (organisationId: string): Promise<boolean> =>
-    builtInIssuer
-      ? Promise.resolve(true)
-      : cachedCheck(organisationState, organisationId, async () =>
-          Boolean(await findOrganisation(deps.pool, organisationId)),
-        );
+    cachedCheck(organisationState, organisationId, async () =>
+      Boolean(await findOrganisation(deps.pool, organisationId)),
+    );
 
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config.scope === undefined) return;
@@ -82,7 +80,7 @@ export async function registerBearerAuth(app: App, deps: AppDeps): Promise<void>
     let known: boolean;
     try {
       active = await clientActive(principal.clientId);
-      known = await organisationKnown(principal.organisationId);
+      known = builtInIssuer || (await organisationKnown(principal.organisationId));
     } catch (error) {
       // Storage is down: as with unreadable keys, not the client's fault (503, not 500 or 401).
       request.log.error({ err: error }, 'token verification failed: client lookup unavailable');

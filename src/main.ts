@@ -6,7 +6,7 @@ import { seedSandbox } from './admin/service.ts';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { DataDirInUseError } from './db/embedded.ts';
-import { type JobRunner, startJobRunner } from './platform/jobs/runner.ts';
+import { type JobRunner, startJobRunner, workerGauges } from './platform/jobs/runner.ts';
 import { loggerOptions } from './platform/logging.ts';
 import { openRuntime } from './runtime.ts';
 import { type DeliveryWorker, startDeliveryWorker } from './webhooks/delivery/worker.ts';
@@ -54,6 +54,8 @@ async function main(argv: string[]): Promise<number> {
   const jobs: JobRunner | undefined = runWorker
     ? startJobRunner(deps, log.child({ component: 'jobs' }))
     : undefined;
+  // A worker's /metrics shows the backlogs it works on: timers due, payouts awaiting their rail.
+  if (runWorker) deps.metrics.addStorageGauges(workerGauges(deps), deps.pool);
   log.info({ role, address, env: config.appEnv }, `payment-service ${role} listening on ${address}`);
   if (role === 'worker') log.info('worker role: the HTTP server answers /healthz, /readyz and /metrics only');
   if (role === 'auth') log.info('auth role: token, JWKS and discovery endpoints only');

@@ -9,6 +9,7 @@ import {
   FX_POSITION,
   HAND_OFF_KIND,
   handOff,
+  payoutGauges,
   railAccount,
   sandboxStep,
   TRANSFER_CLEARING,
@@ -43,6 +44,7 @@ export const paymentsArea: Area = {
     TRANSFER_CLEARING,
     FX_POSITION,
   ],
+  gauges: [payoutGauges],
   jobs: {
     [EXPIRE_DEPOSIT_KIND]: (tx, payload, deps) => expireDeposit(tx, deps, String(payload.deposit_id)),
     [HAND_OFF_KIND]: (tx, payload, deps) => handOff(tx, deps, String(payload.payout_id)),

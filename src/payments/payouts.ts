@@ -13,11 +13,12 @@ import {
   withTransaction,
 } from '../db/pool.ts';
 import { transactionGroups } from '../db/transaction-groups.ts';
-import type { PayoutDestination } from '../platform/area.ts';
+import type { GaugeGroup, PayoutDestination } from '../platform/area.ts';
 import type { AppDeps } from '../platform/deps.ts';
 import { AppError, conflict, invalidState, notFound, validationFailed } from '../platform/errors.ts';
 import { isPublicId, newPublicId } from '../platform/ids.ts';
 import { cancelJob, scheduleJob } from '../platform/jobs/runner.ts';
+import { readingsByLabel } from '../platform/metrics.ts';
 import { Decimal, findCurrency, formatAmount, parseAmount } from '../platform/money.ts';
 import { type Page, refuseFreeText, toPage, toSearchQuery } from '../platform/search.ts';
 import { toIso } from '../platform/time.ts';
@@ -471,3 +472,26 @@ export async function sandboxStep(
 export async function payoutsWaiting(deps: AppDeps, limit: number): Promise<PayoutView[]> {
   return (await repo.payoutsWaiting(deps.pool, 'manual', limit)).map(payoutView);
 }
+
+/** The rails' backlog for a worker's /metrics: on the manual rail, the payouts waiting to be paid by hand. */
+export const payoutGauges: GaugeGroup = {
+  gauges: {
+    payouts_processing:
+      'Payouts handed to their rail and waiting for its outcome (on the manual rail: to be paid by hand)',
+    payouts_processing_oldest_seconds:
+      'How long the oldest processing payout has waited since its hand-off (0 when none)',
+  },
+  labelNames: ['connector'],
+  async read(db) {
+    return readingsByLabel(
+      'connector',
+      connectorNames(),
+      await repo.processingBacklog(db),
+      (row) => row.connector,
+      (row) => ({
+        payouts_processing: row?.processing ?? 0,
+        payouts_processing_oldest_seconds: row?.oldestSeconds ?? 0,
+      }),
+    );
+  },
+};

@@ -255,6 +255,25 @@ export async function payoutsWaiting(db: Queryable, connector: string, limit: nu
   return result.rows;
 }
 
+export interface ProcessingBacklog {
+  connector: string;
+  processing: number;
+  oldestSeconds: number;
+}
+
+/** Per connector: payouts processing (handed off, outcome awaited) and the age of the oldest hand-off. */
+export async function processingBacklog(db: Queryable): Promise<ProcessingBacklog[]> {
+  const result = await db.query<ProcessingBacklog>(
+    prepared(
+      `SELECT connector, count(*)::int AS processing,
+              coalesce(EXTRACT(EPOCH FROM now() - min(processing_at)), 0)::float8 AS "oldestSeconds"
+       FROM payouts WHERE status = 'processing' GROUP BY connector`,
+      [],
+    ),
+  );
+  return result.rows;
+}
+
 export interface SearchFilters {
   status?: string[];
   method?: string[];

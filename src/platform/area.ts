@@ -118,6 +118,25 @@ export interface Area {
    * Failing rolls the review back.
    */
   onScreeningReviewed?(tx: PoolClient, screening: ReviewedScreening, deps: AppDeps): Promise<void>;
+  /** Backlogs an operator alerts on, read from storage when a worker's /metrics is scraped. */
+  gauges?: readonly GaugeGroup[];
+}
+
+/**
+ * Gauges read together from storage on a scrape (one query for a count and the age of its oldest, say).
+ * Every reading names all its labels and has a value for every gauge of the group; a group answers each
+ * series it knows of, zeros included, so that an alert on a backlog never sees its series vanish.
+ */
+export interface GaugeGroup {
+  /** Help text by gauge name. */
+  gauges: Readonly<Record<string, string>>;
+  labelNames: readonly string[];
+  read(db: Queryable): Promise<GaugeReading[]>;
+}
+
+export interface GaugeReading {
+  labels: Record<string, string>;
+  values: Record<string, number>;
 }
 
 export interface PayoutDestination {

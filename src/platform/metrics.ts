@@ -1,5 +1,7 @@
 // Prometheus metrics: one registry per process, exposed at GET /metrics.
 import client from 'prom-client';
+import type { Queryable } from '../db/pool.ts';
+import type { GaugeGroup, GaugeReading } from './area.ts';
 
 /** Pending deliveries and the age of the oldest due one, read from storage on each scrape. */
 export type DeliveryQueueSource = () => Promise<{ depth: number; lagSeconds: number }>;
@@ -100,4 +102,52 @@ export class Metrics {
     }
     return this.#queueRead.value;
   }
+
+  /**
+   * Registers gauges read from storage on each scrape, by processes that run a worker (the areas'
+   * backlogs, the durable timers'). A group's query runs at most once a second, however many of its
+   * gauges a scrape collects; a failed read leaves them at their last values rather than failing the
+   * scrape.
+   */
+  addStorageGauges(groups: readonly GaugeGroup[], db: Queryable): void {
+    for (const group of groups) {
+      let last: { at: number; value: Promise<GaugeReading[] | undefined> } | undefined;
+      const read = () => {
+        const now = Date.now();
+        if (!last || now - last.at > 1_000) last = { at: now, value: group.read(db).catch(() => undefined) };
+        return last.value;
+      };
+      for (const [name, help] of Object.entries(group.gauges)) {
+        const gauge: client.Gauge<string> = new client.Gauge({
+          name,
+          help,
+          labelNames: [...group.labelNames],
+          registers: [this.registry],
+          async collect() {
+            const readings = await read();
+            if (!readings) return;
+            gauge.reset();
+            for (const reading of readings) gauge.set(reading.labels, reading.values[name] ?? 0);
+          },
+        });
+      }
+    }
+  }
+}
+
+/**
+ * One reading per value of `label`: the known values first (zeros where storage has no row), then any
+ * other value storage holds (a kind an older worker still knows, say), in sorted order.
+ */
+export function readingsByLabel<Row>(
+  label: string,
+  known: readonly string[],
+  rows: readonly Row[],
+  keyOf: (row: Row) => string,
+  valuesOf: (row: Row | undefined) => Record<string, number>,
+): GaugeReading[] {
+  const byKey = new Map(rows.map((row) => [keyOf(row), row]));
+  return [...new Set([...known, ...byKey.keys()])]
+    .sort()
+    .map((key) => ({ labels: { [label]: key }, values: valuesOf(byKey.get(key)) }));
 }

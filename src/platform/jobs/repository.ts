@@ -137,3 +137,29 @@ export async function msUntilNextJob(db: Queryable, kinds: string[]): Promise<nu
   const ms = result.rows[0]?.ms;
   return ms === null || ms === undefined ? undefined : ms;
 }
+
+export interface JobBacklog {
+  kind: string;
+  due: number;
+  oldestDueSeconds: number;
+  retrying: number;
+}
+
+/**
+ * Per kind: jobs due (their time has come, running or not), how long the oldest of them has been due, and
+ * jobs that failed and wait to run again. Reads only those rows, through jobs_due_idx and
+ * jobs_retrying_idx: the jobs table also holds every timer far ahead (a day's deposit expiries).
+ */
+export async function jobBacklog(db: Queryable): Promise<JobBacklog[]> {
+  const result = await db.query<JobBacklog>({
+    name: 'jobs.backlog',
+    text: `SELECT kind,
+                  (count(*) FILTER (WHERE run_at <= now()))::int AS due,
+                  coalesce(EXTRACT(EPOCH FROM now() - min(run_at) FILTER (WHERE run_at <= now())), 0)::float8
+                    AS "oldestDueSeconds",
+                  (count(*) FILTER (WHERE attempts > 0))::int AS retrying
+           FROM jobs WHERE run_at <= now() OR attempts > 0
+           GROUP BY kind`,
+  });
+  return result.rows;
+}

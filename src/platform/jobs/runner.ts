@@ -13,9 +13,10 @@
 import type { Logger } from 'pino';
 import { listenOnChannel } from '../../db/listen.ts';
 import { type PoolClient, withTransaction } from '../../db/pool.ts';
-import type { JobHandler } from '../area.ts';
+import type { GaugeGroup, JobHandler } from '../area.ts';
 import type { AppDeps } from '../deps.ts';
 import { purgeExpiredKeys } from '../idempotency.ts';
+import { readingsByLabel } from '../metrics.ts';
 import * as repo from './repository.ts';
 
 export interface JobRunner {
@@ -61,6 +62,43 @@ const PLATFORM_JOBS: Readonly<Record<string, JobHandler>> = {
     });
   },
 };
+
+/**
+ * The durable timers' backlog by kind, for a worker's /metrics: a due job waiting long means expiries and
+ * hand-offs run late (too few workers, or none); a retrying one is failing (its `last_error` says why).
+ */
+export function jobGauges(deps: AppDeps): GaugeGroup {
+  const kinds = Object.keys({ ...PLATFORM_JOBS, ...deps.catalogue.jobs });
+  return {
+    gauges: {
+      jobs_due:
+        'Durable timer jobs whose time has come and that have not completed (running or waiting for a worker)',
+      jobs_due_oldest_seconds:
+        'How long the oldest due job has been due: its expiry or hand-off runs this late (0 when none is due)',
+      jobs_retrying: 'Jobs that failed and wait to run again (the jobs table keeps the last_error)',
+    },
+    labelNames: ['kind'],
+    async read(db) {
+      return readingsByLabel(
+        'kind',
+        kinds,
+        await repo.jobBacklog(db),
+        (row) => row.kind,
+        (row) => ({
+          jobs_due: row?.due ?? 0,
+          jobs_due_oldest_seconds: row?.oldestDueSeconds ?? 0,
+          jobs_retrying: row?.retrying ?? 0,
+        }),
+      );
+    },
+  };
+}
+
+/** What a worker process's /metrics reads from storage: the timers' backlog and every area's. */
+export const workerGauges = (deps: AppDeps): GaugeGroup[] => [
+  jobGauges(deps),
+  ...deps.areas.flatMap((area) => area.gauges ?? []),
+];
 
 export function startJobRunner(deps: AppDeps, log: Logger, options: JobRunnerOptions = {}): JobRunner {
   const handlers: Readonly<Record<string, JobHandler>> = {

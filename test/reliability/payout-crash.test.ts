@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { ledgerViolations } from '../../src/balances/repository.ts';
 import { startTestApp, TEST_ENCRYPTION_KEY, type TestApp } from '../helpers/app.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
+import { type HttpsReceiver, startHttpsReceiver, testCertificate } from '../helpers/https-receiver.ts';
 import { type ServiceProcess, startService } from '../helpers/process.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import { activeSubscription, client } from '../webhooks/fixtures.ts';
@@ -15,13 +16,18 @@ const PAYOUTS = 200;
 describe('payouts across a worker killed mid-hand-off (D21)', () => {
   let t: TestApp;
   let api: ApiClient;
+  // The events' subscription is answered, so that it is never auto-disabled by failed deliveries: the
+  // events are this test's record of each payout's move to processing.
+  let receiver: HttpsReceiver;
   const workers: ServiceProcess[] = [];
   before(async () => {
     t = await startTestApp({ env: { PAYMENT_CONNECTOR: 'sandbox' } });
     api = apiClient(t, await t.tenant());
+    receiver = await startHttpsReceiver();
   });
   after(async () => {
     for (const worker of workers) await worker.stop('SIGKILL').catch(() => {});
+    await receiver.close();
     await t.close();
   });
 
@@ -31,12 +37,17 @@ describe('payouts across a worker killed mid-hand-off (D21)', () => {
     SECRETS_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
     SANDBOX_STEP_DELAY_MS: '0',
     JOB_CONCURRENCY: '4',
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    NODE_EXTRA_CA_CERTS: testCertificate().certPath,
   });
   const count = async (sql: string): Promise<number> =>
     (await t.db.pool.query<{ n: number }>(sql)).rows[0]!.n;
 
   it('hands every payout over exactly once and settles them all', async () => {
-    await activeSubscription(client(t, api.tenant), { event_type_codes: ['payout.processing'] });
+    const subscription = await activeSubscription(client(t, api.tenant), {
+      endpoint_url: `${receiver.origin}/payouts`,
+      event_type_codes: ['payout.processing'],
+    });
     const beneficiary = await api.post('/api/v1/beneficiaries', {
       destination_country: 'DE',
       destination_currency: 'EUR',
@@ -105,6 +116,10 @@ describe('payouts across a worker killed mid-hand-off (D21)', () => {
     );
     assert.equal(await count('SELECT count(*)::int AS n FROM jobs WHERE kind LIKE $$payments.%$$'), 0);
     assert.deepEqual(await ledgerViolations(t.db.pool), []);
+    const status = await t.db.pool.query('SELECT status FROM webhook_subscriptions WHERE id = $1', [
+      subscription.id,
+    ]);
+    assert.equal(status.rows[0].status, 'active', 'the subscription took every event');
     const eur = (
       (await api.get('/api/v1/balances')).json() as { currency: string; available: string; held: string }[]
     ).find((entry) => entry.currency === 'EUR');

@@ -14,6 +14,7 @@ import { parseOpenSanctions } from '../../src/sanctions/formats/opensanctions.ts
 import { ListFormatError } from '../../src/sanctions/formats/types.ts';
 import {
   OFAC_DIR,
+  OFAC_SPILLOVER_DIR,
   OPENSANCTIONS_FILE,
   ofacFiles,
   ofacSpilloverFiles,
@@ -386,6 +387,18 @@ describe('import-sanctions CLI', () => {
     });
     assert.equal(request!.path, '/admin/v1/sanctions/lists/ofac-sdn-test/import');
     assert.deepEqual(request!.body, { format: 'ofac-sdn-csv', name: 'OFAC test copy', files: ofacFiles() });
+  });
+
+  it('sends sdn_comments.csv with the other three when the directory holds it, or it is given', async () => {
+    const [fromDirectory] = await importSanctionsCommand.requests([OFAC_SPILLOVER_DIR], {
+      format: 'ofac-sdn-csv',
+    });
+    assert.deepEqual(fromDirectory!.body, { format: 'ofac-sdn-csv', files: ofacSpilloverFiles() });
+    const paths = ['sdn_comments.csv', 'sdn.csv', 'alt.csv', 'add.csv'].map((file) =>
+      path.join(OFAC_SPILLOVER_DIR, file),
+    );
+    const [fromPaths] = await importSanctionsCommand.requests(paths, { format: 'ofac-sdn-csv' });
+    assert.deepEqual(fromPaths!.body, { format: 'ofac-sdn-csv', files: ofacSpilloverFiles() });
   });
 
   it('reads targets.simple.csv for opensanctions-csv', async () => {

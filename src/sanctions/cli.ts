@@ -4,7 +4,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { CliCommand, CliRequest } from '../platform/area.ts';
-import { OFAC_FILES } from './formats/ofac.ts';
+import { OFAC_COMMENTS_FILE, OFAC_FILES } from './formats/ofac.ts';
 import { OPENSANCTIONS_FILE } from './formats/opensanctions.ts';
 import { DEFAULT_LISTS } from './lists-service.ts';
 import { LIST_FORMATS, type ListFormat } from './schemas.ts';
@@ -21,14 +21,19 @@ export function decodeListFile(bytes: Uint8Array): string {
   }
 }
 
+/**
+ * The OFAC files named by `paths` (a directory holding them, or the files), by their names in any case:
+ * sdn.csv, alt.csv and add.csv are required; sdn_comments.csv is sent when it is there.
+ */
 async function ofacFiles(paths: string[]): Promise<Record<string, string>> {
+  const wanted: readonly string[] = [...OFAC_FILES, OFAC_COMMENTS_FILE];
   let byName: Map<string, string>;
   if (paths.length === 1 && (await stat(paths[0]!)).isDirectory()) {
     const directory = paths[0]!;
     const present = new Map(
       (await readdir(directory)).map((file) => [file.toLowerCase(), path.join(directory, file)] as const),
     );
-    byName = new Map(OFAC_FILES.flatMap((file) => (present.has(file) ? [[file, present.get(file)!]] : [])));
+    byName = new Map(wanted.flatMap((file) => (present.has(file) ? [[file, present.get(file)!]] : [])));
   } else {
     byName = new Map(paths.map((file) => [path.basename(file).toLowerCase(), file] as const));
   }
@@ -41,6 +46,8 @@ async function ofacFiles(paths: string[]): Promise<Record<string, string>> {
       );
     files[name] = decodeListFile(await readFile(file));
   }
+  const comments = byName.get(OFAC_COMMENTS_FILE);
+  if (comments) files[OFAC_COMMENTS_FILE] = decodeListFile(await readFile(comments));
   return files;
 }
 
@@ -48,7 +55,8 @@ export const importSanctionsCommand: CliCommand = {
   name: 'import-sanctions',
   usage:
     'import-sanctions --format ofac-sdn-csv|opensanctions-csv PATH... [--list <code>] [--name <list name>]\n' +
-    '      ofac-sdn-csv: PATH is a directory holding sdn.csv, alt.csv, add.csv, or the three files;\n' +
+    '      ofac-sdn-csv: PATH is a directory holding sdn.csv, alt.csv, add.csv and, when published,\n' +
+    '      sdn_comments.csv, or those files;\n' +
     '      opensanctions-csv: PATH is targets.simple.csv. Default codes: ofac-sdn, opensanctions',
   options: { format: { type: 'string' }, list: { type: 'string' } },
   async requests(positionals, values): Promise<CliRequest[]> {

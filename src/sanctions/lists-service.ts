@@ -5,7 +5,7 @@ import { withTransaction } from '../db/pool.ts';
 import type { AppDeps } from '../platform/deps.ts';
 import { validationFailed } from '../platform/errors.ts';
 import { toIso } from '../platform/time.ts';
-import { OFAC_FILES, parseOfacSdn } from './formats/ofac.ts';
+import { OFAC_COMMENTS_FILE, OFAC_FILES, type OfacFiles, parseOfacSdn } from './formats/ofac.ts';
 import { OPENSANCTIONS_FILE, parseOpenSanctions } from './formats/opensanctions.ts';
 import { type ListEntry, ListFormatError } from './formats/types.ts';
 import * as repo from './repository.ts';
@@ -42,7 +42,8 @@ function requiredFile(files: ImportListInput['files'], name: keyof ImportListInp
 
 /** Parses the files of one import; a refused file is 422 naming it (`files.sdn.csv`) and its line. */
 export function parseImport(input: ImportListInput): ListEntry[] {
-  const expected: readonly string[] = input.format === 'ofac-sdn-csv' ? OFAC_FILES : [OPENSANCTIONS_FILE];
+  const expected: readonly string[] =
+    input.format === 'ofac-sdn-csv' ? [...OFAC_FILES, OFAC_COMMENTS_FILE] : [OPENSANCTIONS_FILE];
   for (const name of Object.keys(input.files)) {
     if (!expected.includes(name)) {
       throw validationFailed(`files.${name}`, `files.${name} is not a file of format ${input.format}`);
@@ -50,11 +51,14 @@ export function parseImport(input: ImportListInput): ListEntry[] {
   }
   try {
     if (input.format === 'ofac-sdn-csv') {
-      return parseOfacSdn({
+      const files: OfacFiles = {
         'sdn.csv': requiredFile(input.files, 'sdn.csv'),
         'alt.csv': requiredFile(input.files, 'alt.csv'),
         'add.csv': requiredFile(input.files, 'add.csv'),
-      });
+      };
+      const comments = input.files[OFAC_COMMENTS_FILE];
+      if (comments !== undefined) files[OFAC_COMMENTS_FILE] = comments;
+      return parseOfacSdn(files);
     }
     return parseOpenSanctions(requiredFile(input.files, OPENSANCTIONS_FILE));
   } catch (error) {

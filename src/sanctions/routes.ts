@@ -144,9 +144,11 @@ export function registerSanctionsAdminRoutes(admin: App, deps: AppDeps): void {
           summary: 'Import a sanctions list (replaces it, next version)',
           description:
             "The files in the publisher's own format, as text: `ofac-sdn-csv` takes sdn.csv, alt.csv and " +
-            'add.csv; `opensanctions-csv` takes targets.simple.csv. The list is replaced in one transaction and ' +
-            'its version goes up by one; a file that cannot be read is 422 naming the file (`files.sdn.csv`) and ' +
-            'the line, and the list stays as it was. Body up to SANCTIONS_IMPORT_MAX_MB.',
+            'add.csv, and sdn_comments.csv when given (the rest of each Remarks longer than sdn.csv holds, read ' +
+            'for dates of birth and nationalities); `opensanctions-csv` takes targets.simple.csv. The list is ' +
+            'replaced in one transaction and its version goes up by one; a file that cannot be read is 422 ' +
+            'naming the file (`files.sdn.csv`) and the line, and the list stays as it was. Body up to ' +
+            'SANCTIONS_IMPORT_MAX_MB.',
           params: ListCodeParams,
           body: ImportListBody,
           response: { 200: SanctionsList, 413: ErrorBody, 422: ErrorBody },

@@ -242,8 +242,8 @@ export const ImportListBody = component(
     {
       format: StringEnum(LIST_FORMATS, {
         description:
-          'ofac-sdn-csv: `files` holds sdn.csv, alt.csv and add.csv. opensanctions-csv: `files` holds ' +
-          'targets.simple.csv.',
+          'ofac-sdn-csv: `files` holds sdn.csv, alt.csv and add.csv, and sdn_comments.csv when the import has ' +
+          'it (the Remarks that overflow sdn.csv). opensanctions-csv: `files` holds targets.simple.csv.',
       }),
       name: Type.Optional(
         StoredText({ minLength: 1, maxLength: 200, description: 'Shown by the lists endpoint.' }),
@@ -253,6 +253,7 @@ export const ImportListBody = component(
           'sdn.csv': Type.Optional(FileText),
           'alt.csv': Type.Optional(FileText),
           'add.csv': Type.Optional(FileText),
+          'sdn_comments.csv': Type.Optional(FileText),
           'targets.simple.csv': Type.Optional(FileText),
         },
         { additionalProperties: false },

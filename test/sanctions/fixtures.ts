@@ -16,9 +16,31 @@ export const FIXTURES = path.join(
 export const OFAC_DIR = path.join(FIXTURES, 'ofac');
 export const OPENSANCTIONS_FILE = path.join(FIXTURES, 'opensanctions', 'targets.simple.csv');
 
+/**
+ * A release with OFAC's spillover file: the Remarks of 1101 and 1102 are cut at 1000 characters (1101's
+ * inside `DOB`, 1102's after the space in `DOB 03 Sep `) and continue in sdn_comments.csv, which also holds
+ * a record of 1199, an ent_num sdn.csv does not hold.
+ */
+export const OFAC_SPILLOVER_DIR = path.join(FIXTURES, 'ofac-spillover');
+
 export function ofacFiles(): { 'sdn.csv': string; 'alt.csv': string; 'add.csv': string } {
   const read = (name: string) => readFileSync(path.join(OFAC_DIR, name), 'utf8');
   return { 'sdn.csv': read('sdn.csv'), 'alt.csv': read('alt.csv'), 'add.csv': read('add.csv') };
+}
+
+export function ofacSpilloverFiles(): {
+  'sdn.csv': string;
+  'alt.csv': string;
+  'add.csv': string;
+  'sdn_comments.csv': string;
+} {
+  const read = (name: string) => readFileSync(path.join(OFAC_SPILLOVER_DIR, name), 'utf8');
+  return {
+    'sdn.csv': read('sdn.csv'),
+    'alt.csv': read('alt.csv'),
+    'add.csv': read('add.csv'),
+    'sdn_comments.csv': read('sdn_comments.csv'),
+  };
 }
 
 export const openSanctionsText = (): string => readFileSync(OPENSANCTIONS_FILE, 'utf8');

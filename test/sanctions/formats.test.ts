@@ -12,7 +12,14 @@ import { isoBirthInterval, ofacBirthInterval, withinAny } from '../../src/sancti
 import { parseOfacSdn } from '../../src/sanctions/formats/ofac.ts';
 import { parseOpenSanctions } from '../../src/sanctions/formats/opensanctions.ts';
 import { ListFormatError } from '../../src/sanctions/formats/types.ts';
-import { OFAC_DIR, OPENSANCTIONS_FILE, ofacFiles, openSanctionsText } from './fixtures.ts';
+import {
+  OFAC_DIR,
+  OFAC_SPILLOVER_DIR,
+  OPENSANCTIONS_FILE,
+  ofacFiles,
+  ofacSpilloverFiles,
+  openSanctionsText,
+} from './fixtures.ts';
 
 function refused(work: () => unknown, file: string, line: number | undefined, problem: RegExp): void {
   assert.throws(work, (error: unknown) => {
@@ -142,6 +149,71 @@ describe('OFAC SDN CSV', () => {
       'add.csv',
       3,
       /add_num must be a positive whole number/,
+    );
+  });
+
+  it('continues the Remarks in sdn_comments.csv: dates of birth and nationalities found there are read', () => {
+    const { 'sdn_comments.csv': comments, ...three } = ofacSpilloverFiles();
+    const withComments = parseOfacSdn({ ...three, 'sdn_comments.csv': comments });
+    assert.deepEqual(
+      withComments.map(({ entryId, birthDates, countries }) => ({ entryId, birthDates, countries })),
+      [
+        // Cut inside `DOB`: `...; D` + `OB 14 Aug 1968; nationality Lebanon; ...`.
+        { entryId: '1101', birthDates: ['1968-08-14/1968-08-14'], countries: ['LB'] },
+        // Cut after a space: `...; DOB 03 Sep ` + `1971; citizen Syria; ...`.
+        { entryId: '1102', birthDates: ['1971-09-03/1971-09-03'], countries: ['SY'] },
+        { entryId: '1103', birthDates: [], countries: ['LB'] },
+      ],
+      'the record of 1199, which sdn.csv does not hold, is left out',
+    );
+    // Without the file the same entries come out as from sdn.csv alone: the overflowed remarks are missing.
+    const withoutComments = parseOfacSdn(three);
+    assert.deepEqual(
+      withoutComments.map(({ entryId, birthDates, countries }) => ({ entryId, birthDates, countries })),
+      [
+        { entryId: '1101', birthDates: [], countries: [] },
+        { entryId: '1102', birthDates: [], countries: [] },
+        { entryId: '1103', birthDates: [], countries: ['LB'] },
+      ],
+    );
+    assert.deepEqual(
+      withoutComments.map(({ birthDates: _, countries: __, ...rest }) => rest),
+      withComments.map(({ birthDates: _, countries: __, ...rest }) => rest),
+    );
+  });
+
+  it('appends several sdn_comments.csv records of one ent_num in file order', () => {
+    const { 'sdn_comments.csv': _, ...three } = ofacSpilloverFiles();
+    const entries = parseOfacSdn({
+      ...three,
+      'sdn_comments.csv':
+        '1101,"OB 14 Aug"\r\n1102,-0- \r\n1101," 1968; nationality Leb"\r\n1101,"anon."\r\n',
+    });
+    assert.deepEqual(entries[0]!.birthDates, ['1968-08-14/1968-08-14']);
+    assert.deepEqual(entries[0]!.countries, ['LB']);
+    assert.deepEqual(entries[1]!.birthDates, [], 'a -0- record adds nothing');
+  });
+
+  it('refuses a malformed sdn_comments.csv, naming it and the line', () => {
+    const files = ofacSpilloverFiles();
+    const comments = files['sdn_comments.csv'];
+    refused(
+      () => parseOfacSdn({ ...files, 'sdn_comments.csv': `${comments}1103,"Linked To",-0- \r\n` }),
+      'sdn_comments.csv',
+      4,
+      /^sdn_comments\.csv line 4: expected 2 fields, found 3$/,
+    );
+    refused(
+      () => parseOfacSdn({ ...files, 'sdn_comments.csv': comments.replace('1102,', '-0- ,') }),
+      'sdn_comments.csv',
+      2,
+      /^sdn_comments\.csv line 2: ent_num must be a positive whole number, got ""$/,
+    );
+    refused(
+      () => parseOfacSdn({ ...files, 'sdn_comments.csv': `${comments}1103,"Linked "To"\r\n` }),
+      'sdn_comments.csv',
+      4,
+      /not valid CSV/,
     );
   });
 
@@ -315,6 +387,18 @@ describe('import-sanctions CLI', () => {
     });
     assert.equal(request!.path, '/admin/v1/sanctions/lists/ofac-sdn-test/import');
     assert.deepEqual(request!.body, { format: 'ofac-sdn-csv', name: 'OFAC test copy', files: ofacFiles() });
+  });
+
+  it('sends sdn_comments.csv with the other three when the directory holds it, or it is given', async () => {
+    const [fromDirectory] = await importSanctionsCommand.requests([OFAC_SPILLOVER_DIR], {
+      format: 'ofac-sdn-csv',
+    });
+    assert.deepEqual(fromDirectory!.body, { format: 'ofac-sdn-csv', files: ofacSpilloverFiles() });
+    const paths = ['sdn_comments.csv', 'sdn.csv', 'alt.csv', 'add.csv'].map((file) =>
+      path.join(OFAC_SPILLOVER_DIR, file),
+    );
+    const [fromPaths] = await importSanctionsCommand.requests(paths, { format: 'ofac-sdn-csv' });
+    assert.deepEqual(fromPaths!.body, { format: 'ofac-sdn-csv', files: ofacSpilloverFiles() });
   });
 
   it('reads targets.simple.csv for opensanctions-csv', async () => {

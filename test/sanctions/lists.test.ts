@@ -11,6 +11,7 @@ import {
   importList,
   LISTS,
   ofacFiles,
+  ofacSpilloverFiles,
   openSanctionsText,
   SCREENINGS,
   type ScreeningJson,
@@ -193,7 +194,15 @@ describe('sanctions lists', () => {
       ['ofac-sdn', { format: 'ofac-xml', files }, 'format'],
       [
         'ofac-sdn',
-        { format: 'ofac-sdn-csv', files: { ...files, 'sdn_comments.csv': '' } },
+        { format: 'ofac-sdn-csv', files: { ...files, 'cons_prim.csv': '' } },
+        'files.cons_prim.csv',
+      ],
+      [
+        'eu-fsf',
+        {
+          format: 'opensanctions-csv',
+          files: { 'targets.simple.csv': openSanctionsText(), 'sdn_comments.csv': '' },
+        },
         'files.sdn_comments.csv',
       ],
       ['OFAC', { format: 'ofac-sdn-csv', files }, 'code'],
@@ -218,6 +227,59 @@ describe('sanctions lists', () => {
     assert.equal(response.statusCode, 413, response.body.slice(0, 300));
     assert.equal(errorBody(response.body).code, 'PAYLOAD_TOO_LARGE');
     assert.match(errorBody(response.body).error, /SANCTIONS_IMPORT_MAX_MB \(1 MiB\)/);
+  });
+
+  it('reads sdn_comments.csv when given: the entries get the dates of birth and nationalities there', async () => {
+    const stored = async () =>
+      (
+        await t.db.pool.query<{ entry_id: string; birth_dates: string[]; countries: string[] }>(
+          "SELECT entry_id, birth_dates, countries FROM sanctions_entries WHERE list_code = 'ofac-spillover' ORDER BY entry_id",
+        )
+      ).rows;
+    const files = ofacSpilloverFiles();
+    const response = await importList(t, 'ofac-spillover', { format: 'ofac-sdn-csv', files });
+    assert.equal(response.statusCode, 200, response.body);
+    assert.equal((response.json() as ListJson).entries, 3, "1199's comment record is left out");
+    assert.deepEqual(await stored(), [
+      { entry_id: '1101', birth_dates: ['1968-08-14/1968-08-14'], countries: ['LB'] },
+      { entry_id: '1102', birth_dates: ['1971-09-03/1971-09-03'], countries: ['SY'] },
+      { entry_id: '1103', birth_dates: [], countries: ['LB'] },
+    ]);
+
+    // Without it, the import is the three files' as before: the overflowed remarks are not there.
+    const { 'sdn_comments.csv': _, ...three } = files;
+    const without = await importList(t, 'ofac-spillover', { format: 'ofac-sdn-csv', files: three });
+    assert.equal(without.statusCode, 200, without.body);
+    assert.deepEqual(
+      { ...(without.json() as ListJson), imported_at: undefined },
+      {
+        code: 'ofac-spillover',
+        name: 'OFAC Specially Designated Nationals (SDN)',
+        entries: 3,
+        aliases: 2,
+        version: 2,
+        imported_at: undefined,
+      },
+    );
+    assert.deepEqual(await stored(), [
+      { entry_id: '1101', birth_dates: [], countries: [] },
+      { entry_id: '1102', birth_dates: [], countries: [] },
+      { entry_id: '1103', birth_dates: [], countries: ['LB'] },
+    ]);
+  });
+
+  it('refuses a malformed sdn_comments.csv with the file and line named, and keeps the list', async () => {
+    const files = ofacSpilloverFiles();
+    const response = await importList(t, 'ofac-spillover', {
+      format: 'ofac-sdn-csv',
+      files: { ...files, 'sdn_comments.csv': `${files['sdn_comments.csv']}1103\r\n` },
+    });
+    assert.equal(response.statusCode, 422, response.body);
+    const body = errorBody(response.body);
+    assert.equal(body.code, 'VALIDATION_FAILED');
+    assert.equal(body.field, 'files.sdn_comments.csv');
+    assert.equal(body.error, 'sdn_comments.csv line 4: expected 2 fields, found 1');
+    assert.equal((await lists()).find((list) => list.code === 'ofac-spillover')!.version, 2);
   });
 
   it('needs the operator key; the lists endpoint needs sanctions:read', async () => {

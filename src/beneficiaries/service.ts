@@ -450,7 +450,8 @@ export async function onScreeningReviewed(
 
 /**
  * Where a payout to the beneficiary goes (Area.payoutDestination): its status (deleted ones included), its
- * destination, and the account identifier the rail needs, opened from its sealed account.
+ * destination, and its address, account and bank as its GET answers them (beneficiaryView, the one place
+ * that opens the sealed account), with the account identifier the rail needs picked out of the account.
  */
 export async function payoutDestination(
   db: Queryable,
@@ -463,15 +464,19 @@ export async function payoutDestination(
   if (!row) return undefined;
   const set = fieldSetFor(row.destination_country, row.payout_method);
   const identifierField = set?.account.find((spec) => spec.identifier)?.name.slice('account.'.length);
-  const account = openAccount(deps, row);
+  const view = beneficiaryView(deps, row);
   return {
-    beneficiaryId: row.id,
-    status: row.status,
-    currency: row.destination_currency,
-    country: row.destination_country,
-    payoutMethod: row.payout_method,
-    name: row.name,
-    entityType: row.entity_type,
-    accountIdentifier: (identifierField && account[identifierField]) || '',
+    beneficiaryId: view.id,
+    status: view.status,
+    currency: view.destination_currency,
+    country: view.destination_country,
+    payoutMethod: view.payout_method,
+    name: view.name,
+    entityType: view.entity_type,
+    accountIdentifier: (identifierField && view.account[identifierField]) || '',
+    address: view.address,
+    // The view's account is the opened account itself (openAccount): its values are all strings.
+    account: view.account as Record<string, string>,
+    bank: view.bank,
   };
 }

@@ -27,7 +27,13 @@ import type { RailConnector } from './connectors/connector.ts';
 import { manualConnector } from './connectors/manual.ts';
 import { SANDBOX_STEP_KIND, sandboxConnector } from './connectors/sandbox.ts';
 import * as repo from './repository.ts';
-import type { CreatePayoutInput, FailureReason, PayoutSearchInput, PayoutView } from './schemas.ts';
+import type {
+  CreatePayoutInput,
+  FailureReason,
+  PayoutDestinationView,
+  PayoutSearchInput,
+  PayoutView,
+} from './schemas.ts';
 
 export const HAND_OFF_KIND = 'payments.hand_off';
 
@@ -495,3 +501,37 @@ export const payoutGauges: GaugeGroup = {
     );
   },
 };
+
+/**
+ * What the operator needs to pay a payout by hand (manual rail, D21): its amount and reference, and its
+ * beneficiary with the account opened as the beneficiary's own GET answers it, through the area boundary
+ * (destinationOf). Any payout of any organisation, whatever its status. A deleted beneficiary's destination
+ * is answered too, with its status `deleted`: a payout made before the delete is still paid (a transfer's
+ * payout leg goes on after its beneficiary is deleted, D19, D20).
+ */
+export async function payoutDestination(deps: AppDeps, id: string): Promise<PayoutDestinationView> {
+  const row = isPublicId('pyt', id) ? await repo.findPayoutOfAnyOrganisation(deps.pool, id) : undefined;
+  if (!row) throw notFound('No payout matches the id');
+  const destination = await destinationOf(deps.pool, deps, row.organisation_id, row.beneficiary_id);
+  // Beneficiaries are only ever marked deleted, never removed: a payout always has its destination.
+  if (!destination) throw new Error(`payout ${row.id}: no area knows beneficiary ${row.beneficiary_id}`);
+  return {
+    payout_id: row.id,
+    status: row.status,
+    currency: row.currency,
+    amount: formatAmount(row.amount, row.currency),
+    reference: row.reference,
+    beneficiary: {
+      id: destination.beneficiaryId,
+      status: destination.status,
+      entity_type: destination.entityType,
+      name: destination.name,
+      address: destination.address,
+      destination_country: destination.country,
+      destination_currency: destination.currency,
+      payout_method: destination.payoutMethod,
+      account: destination.account,
+      bank: destination.bank,
+    },
+  };
+}

@@ -209,6 +209,14 @@ export async function findPayout(
   return findById<PayoutRow>(db, 'payouts', PAYOUT_COLUMNS, id, organisationId);
 }
 
+/** The payout, of any organisation (the operator's reads). */
+export async function findPayoutOfAnyOrganisation(db: Queryable, id: string): Promise<PayoutRow | undefined> {
+  const result = await db.query<PayoutRow>(
+    prepared(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1`, [id]),
+  );
+  return result.rows[0];
+}
+
 /** The organisation's payouts with these ids, by id. */
 export async function findPayoutsByIds(
   db: Queryable,

@@ -21,6 +21,7 @@ import {
   FailPayoutBody,
   type FailPayoutInput,
   Payout,
+  PayoutDestination,
   PayoutIdParams,
   PayoutPage,
   PayoutSearchBody,
@@ -325,6 +326,31 @@ export function registerPaymentAdminRoutes(admin: App, deps: AppDeps): void {
         },
       },
       async () => payouts.payoutsWaiting(deps, 500),
+    );
+    scope.get(
+      '/payouts/:payout_id/destination',
+      {
+        // Opens a beneficiary's sealed account (D13): logged as an operator action, like every change.
+        config: { operatorAction: 'payout.destination' },
+        schema: {
+          tags: ['operator'],
+          operationId: 'adminGetPayoutDestination',
+          summary: "Where to pay a payout by hand: its amount, reference and beneficiary's account in clear",
+          description:
+            "The beneficiary's account as GET /api/v1/beneficiaries/{beneficiary_id} answers it to its " +
+            'organisation. Any payout, whatever its status; a beneficiary deleted after the payout was made ' +
+            'is shown with status `deleted` (its payout is still paid, D19, D20). Each read is logged as the ' +
+            'operator action `payout.destination`.',
+          params: PayoutIdParams,
+          response: { 200: PayoutDestination, 401: ErrorBody, 404: ErrorBody },
+        },
+      },
+      async (request, reply) => {
+        operatorTarget(request, { payout_id: request.params.payout_id });
+        const destination = await payouts.payoutDestination(deps, request.params.payout_id);
+        operatorTarget(request, { beneficiary_id: destination.beneficiary.id });
+        return reply.header('cache-control', 'no-store').send(destination);
+      },
     );
     for (const outcome of ['complete', 'fail', 'return'] as const) {
       scope.post(

@@ -330,3 +330,78 @@ export const PayoutPage = component(
   'PayoutPage',
   pageSchema(Payout, { examples: [{ items: [examplePayout], total: 1, page: 1, page_size: 20 }] }),
 );
+
+const exampleDestination = {
+  payout_id: 'pyt_01JD3V6M2Q8W1X4Y5Z6A7B8C9E',
+  status: 'processing',
+  currency: 'EUR',
+  amount: '150.00',
+  reference: 'Invoice 42',
+  beneficiary: {
+    id: 'ben_01JD3V6M2Q8W1X4Y5Z6A7B8C9F',
+    status: 'active',
+    entity_type: 'individual',
+    name: 'Anna Schmidt',
+    address: { line1: 'Unter den Linden 1', city: 'Berlin', postal_code: '10117', country: 'DE' },
+    destination_country: 'DE',
+    destination_currency: 'EUR',
+    payout_method: 'bank_account',
+    account: { iban: 'DE89370400440532013000', bic: 'COBADEFFXXX' },
+    bank: { id: 'bnk_01JD3V6M2Q8W1X4Y5Z6A7B8C9G', name: 'Commerzbank', bic: 'COBADEFF' },
+  },
+};
+
+// The beneficiary part repeats the shape of GET /api/v1/beneficiaries/{id} field by field: payments reach
+// beneficiaries only through the area boundary (Area.payoutDestination), never through their modules.
+export const PayoutDestination = component(
+  'PayoutDestination',
+  Type.Object(
+    {
+      payout_id: Type.String({ description: 'pyt_ + ULID.' }),
+      status: StringEnum(PAYOUT_STATUSES),
+      currency: CurrencyCode,
+      amount: Type.String({ description: 'The amount to pay, in the currency decimals.' }),
+      reference: Nullable(
+        Type.String({ description: 'The reference the bank transfer carries to the beneficiary.' }),
+      ),
+      beneficiary: Type.Object({
+        id: Type.String({ description: 'ben_ + ULID.' }),
+        status: Type.String({
+          description:
+            'active; deleted: deleted after the payout was made, which is still paid (D19, D20); in_review or ' +
+            'blocked: a new name hit the sanctions list after the payout was made.',
+        }),
+        entity_type: StringEnum(['individual', 'business']),
+        name: Type.String(),
+        address: Type.Object({
+          line1: Type.String(),
+          city: Type.String(),
+          postal_code: Nullable(Type.String()),
+          country: Type.String({ description: 'ISO 3166-1 alpha-2.' }),
+        }),
+        destination_country: Type.String(),
+        destination_currency: CurrencyCode,
+        payout_method: StringEnum(['bank_account', 'mobile_wallet']),
+        account: Type.Record(Type.String(), Type.String(), {
+          description:
+            'The account, in clear, exactly as GET /api/v1/beneficiaries/{beneficiary_id} answers it ' +
+            '(BeneficiaryAccount): iban and bic, account_number with sort_code or routing_number and ' +
+            "account_type, clabe, mobile_number and provider, ... as the destination's field set has them.",
+        }),
+        bank: Nullable(
+          Type.Object(
+            { id: Type.String(), name: Type.String(), bic: Nullable(Type.String()) },
+            { description: 'The bank the directory knows for the account.' },
+          ),
+        ),
+      }),
+    },
+    {
+      description:
+        'Where to pay a payout by hand (manual rail, D21): its amount and reference and its beneficiary with ' +
+        'the account opened from its seal (D13).',
+      examples: [exampleDestination],
+    },
+  ),
+);
+export type PayoutDestinationView = Static<typeof PayoutDestination>;

@@ -89,7 +89,8 @@ export interface Area {
   /**
    * Where a payout to one of this area's resources goes (the beneficiaries area): undefined when the id is
    * not one of the organisation's. Payments read it without importing the area. `deps` gives the key that
-   * opens the account identifier sealed at rest (D13, D19).
+   * opens the account sealed at rest (D13, D19). A deleted beneficiary's is answered too: a payout made
+   * before the delete is still paid (D19, D20).
    */
   payoutDestination?(
     db: Queryable,
@@ -151,6 +152,16 @@ export interface PayoutDestination {
   entityType: 'individual' | 'business';
   /** The account identifier the rail needs (IBAN, account number, CLABE, mobile number). */
   accountIdentifier: string;
+  /** Where the beneficiary lives, as `GET /api/v1/beneficiaries/{id}` answers it. */
+  address: { line1: string; city: string; postal_code: string | null; country: string };
+  /**
+   * The whole account, opened, exactly as `GET /api/v1/beneficiaries/{id}` answers it (`iban` and `bic`,
+   * `account_number`, `routing_number` and `account_type`, ...): what an operator pays by hand on the
+   * manual rail (D21), where the identifier alone is not enough.
+   */
+  account: Readonly<Record<string, string>>;
+  /** The bank the directory knows for the account, or null, as `GET /api/v1/beneficiaries/{id}` answers it. */
+  bank: { id: string; name: string; bic: string | null } | null;
 }
 
 export interface MovedPayout {

@@ -554,6 +554,8 @@ describe('beneficiary lifecycle', () => {
       ];
       for (const [key, identifier, entityType] of cases) {
         const created = await createBeneficiary(api, bodyOf(key));
+        // Address, account and bank as the beneficiary's own GET answers them.
+        const read = (await api.get(`${BENEFICIARIES}/${created.id}`)).json() as BeneficiaryJson;
         assert.deepEqual(await destination(org, created.id), {
           beneficiaryId: created.id,
           status: 'active',
@@ -563,6 +565,9 @@ describe('beneficiary lifecycle', () => {
           name: VALID[key].name,
           entityType,
           accountIdentifier: identifier,
+          address: read.address,
+          account: read.account,
+          bank: read.bank,
         });
       }
       const gone = await createBeneficiary(api, bodyOf('FR'));

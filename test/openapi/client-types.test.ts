@@ -131,6 +131,7 @@ describe('a TypeScript client generated from /openapi.json', () => {
       'Beneficiary',
       'CreateBeneficiaryRequest',
       'Payout',
+      'PayoutDestination',
       'Deposit',
       'DepositInstructions',
       'Balance',

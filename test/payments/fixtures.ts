@@ -35,6 +35,9 @@ export const testBeneficiaries: Area = {
         name: row.name,
         entityType: 'individual' as const,
         accountIdentifier: row.account,
+        address: { line1: '1 Main Street', city: 'Berlin', postal_code: null, country: row.country },
+        account: { iban: row.account },
+        bank: null,
       }
     );
   },

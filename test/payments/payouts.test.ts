@@ -7,6 +7,7 @@ import { ledgerViolations } from '../../src/balances/repository.ts';
 import { withTransaction } from '../../src/db/pool.ts';
 import { HAND_OFF_KIND, handOff } from '../../src/payments/payouts.ts';
 import { type JobRunner, startJobRunner } from '../../src/platform/jobs/runner.ts';
+import { BENEFICIARIES, type BeneficiaryJson, bodyOf, createBeneficiary } from '../beneficiaries/fixtures.ts';
 import { errorBody, startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { sendAgainstLocks, waitUntil } from '../helpers/wait.ts';
@@ -623,6 +624,218 @@ describe('payouts on the manual rail (D21)', () => {
         (entry) => entry.includes('"operator_action":"payout.return"') && entry.includes(one.id),
       ),
       'the return is logged with the payout',
+    );
+  });
+
+  /** Creates a payout and waits until the manual rail holds it in processing. */
+  async function processingPayout(api: ApiClient, body: Record<string, unknown>): Promise<PayoutJson> {
+    const created = await api.post(PAYOUTS, body);
+    expectStatus(created, 201);
+    const payout = created.json() as PayoutJson;
+    await waitUntil(
+      async () => (await api.get(`${PAYOUTS}/${payout.id}`)).json().status === 'processing',
+      'payout processing',
+    );
+    return payout;
+  }
+  const destinationOf = (id: string) => admin('GET', `/admin/v1/payouts/${id}/destination`);
+  /** The operator action lines of `payout.destination` written since `from`, with the fields that matter. */
+  const destinationLines = (from: number) =>
+    t.logs.lines
+      .slice(from)
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.operator_action === 'payout.destination')
+      .map((line) => ({
+        payout_id: line.payout_id,
+        beneficiary_id: line.beneficiary_id,
+        actor: line.actor,
+        outcome: line.outcome,
+        status: line.status,
+        error_code: line.error_code,
+      }));
+
+  it("shows the operator where to pay a payout by hand: the beneficiary's account as its own GET answers it", async () => {
+    const api = apiClient(t, await t.tenant());
+    const iban = await createBeneficiary(api, bodyOf('DE'));
+    const us = await createBeneficiary(api, bodyOf('US'));
+    const toIban = await processingPayout(api, {
+      beneficiary_id: iban.id,
+      currency: 'EUR',
+      amount: '150.00',
+      reference: 'Invoice 42',
+    });
+    const toUs = await processingPayout(api, { beneficiary_id: us.id, currency: 'USD', amount: '1200.5' });
+    const from = t.logs.lines.length;
+
+    const first = await destinationOf(toIban.id);
+    expectStatus(first, 200);
+    assert.equal(first.headers['cache-control'], 'no-store');
+    assert.deepEqual(first.json(), {
+      payout_id: toIban.id,
+      status: 'processing',
+      currency: 'EUR',
+      amount: '150.00',
+      reference: 'Invoice 42',
+      beneficiary: {
+        id: iban.id,
+        status: 'active',
+        entity_type: 'individual',
+        name: 'Anna Schmidt',
+        address: { line1: '1 Main Street', city: 'Berlin', postal_code: '10117', country: 'DE' },
+        destination_country: 'DE',
+        destination_currency: 'EUR',
+        payout_method: 'bank_account',
+        account: { iban: 'DE89370400440532013000', bic: 'COBADEFFXXX' },
+        bank: { id: iban.bank!.id, name: 'Commerzbank', bic: 'COBADEFF' },
+      },
+    });
+    const second = await destinationOf(toUs.id);
+    expectStatus(second, 200);
+    assert.deepEqual(second.json(), {
+      payout_id: toUs.id,
+      status: 'processing',
+      currency: 'USD',
+      amount: '1200.50',
+      reference: null,
+      beneficiary: {
+        id: us.id,
+        status: 'active',
+        entity_type: 'business',
+        name: 'Acme Widgets LLC',
+        address: { line1: '1 Main Street', city: 'New York', postal_code: '10117', country: 'US' },
+        destination_country: 'US',
+        destination_currency: 'USD',
+        payout_method: 'bank_account',
+        account: { account_number: '000123456789', routing_number: '021000021', account_type: 'checking' },
+        bank: { id: us.bank!.id, name: 'JPMorgan Chase Bank', bic: 'CHASUS33' },
+      },
+    });
+    // The same account, address and bank as the organisation reads them.
+    for (const [payout, ben] of [
+      [first, iban],
+      [second, us],
+    ] as const) {
+      const read = (await api.get(`${BENEFICIARIES}/${ben.id}`)).json() as BeneficiaryJson;
+      const shown = payout.json().beneficiary as BeneficiaryJson;
+      assert.deepEqual([shown.account, shown.address, shown.bank], [read.account, read.address, read.bank]);
+    }
+
+    // Each read is an operator action, logged with the payout and the beneficiary and never the account.
+    const actor = { credential: 'ADMIN_API_KEY', address: '127.0.0.1' };
+    assert.deepEqual(destinationLines(from), [
+      {
+        payout_id: toIban.id,
+        beneficiary_id: iban.id,
+        actor,
+        outcome: 'succeeded',
+        status: 200,
+        error_code: undefined,
+      },
+      {
+        payout_id: toUs.id,
+        beneficiary_id: us.id,
+        actor,
+        outcome: 'succeeded',
+        status: 200,
+        error_code: undefined,
+      },
+    ]);
+    const logged = t.logs.lines.slice(from).join('\n');
+    for (const secret of ['DE89370400440532013000', '000123456789', '021000021'])
+      assert.ok(!logged.includes(secret), `${secret} is not logged`);
+  });
+
+  it('is 404 for an unknown or malformed payout id and 401 without the admin credential, each logged', async () => {
+    const api = apiClient(t, await t.tenant());
+    const ben = await createBeneficiary(api, bodyOf('DE'));
+    const payout = await processingPayout(api, { beneficiary_id: ben.id, currency: 'EUR', amount: '5.00' });
+    const from = t.logs.lines.length;
+    const unknown = 'pyt_00000000000000000000000000';
+    for (const id of [unknown, 'not-a-payout', ben.id]) {
+      const response = await destinationOf(id);
+      expectStatus(response, 404);
+      assert.deepEqual(
+        [errorBody(response.body).code, errorBody(response.body).error],
+        ['NOT_FOUND', 'No payout matches the id'],
+      );
+    }
+    for (const headers of [{}, { authorization: 'Bearer wrong-admin-key' }, api.tenant.auth]) {
+      const response = await t.app.inject({
+        method: 'GET',
+        url: `/admin/v1/payouts/${payout.id}/destination`,
+        headers,
+      });
+      expectStatus(response, 401);
+      assert.equal(errorBody(response.body).code, 'UNAUTHORIZED');
+      assert.ok(!response.body.includes('DE89370400440532013000'));
+    }
+    const actor = { credential: 'ADMIN_API_KEY', address: '127.0.0.1' };
+    const nobody = { credential: 'none', address: '127.0.0.1' };
+    const refused = (id: string, who: typeof actor, status: number, code: string) => ({
+      payout_id: id,
+      beneficiary_id: undefined,
+      actor: who,
+      outcome: 'refused',
+      status,
+      error_code: code,
+    });
+    assert.deepEqual(destinationLines(from), [
+      refused(unknown, actor, 404, 'NOT_FOUND'),
+      refused('not-a-payout', actor, 404, 'NOT_FOUND'),
+      refused(ben.id, actor, 404, 'NOT_FOUND'),
+      refused(payout.id, nobody, 401, 'UNAUTHORIZED'),
+      refused(payout.id, nobody, 401, 'UNAUTHORIZED'),
+      refused(payout.id, nobody, 401, 'UNAUTHORIZED'),
+    ]);
+  });
+
+  it("still shows a deleted beneficiary's destination: a transfer's payout leg is paid after the delete (D19, D20)", async () => {
+    const api = apiClient(t, await t.tenant());
+    const ben = await createBeneficiary(api, bodyOf('DE'));
+    const quote = await api.post('/api/v1/transfers/quotes', {
+      corridor_id: 'cor_0000SANDBX0000000000000001',
+      source_amount: '1000.00',
+    });
+    expectStatus(quote, 201);
+    const confirmed = await api.post(`/api/v1/transfers/quotes/${quote.json().id}/confirm`, {
+      beneficiary_id: ben.id,
+      funding_method: 'balance',
+      reference: 'Rent',
+    });
+    expectStatus(confirmed, 201);
+    const transfer = confirmed.json() as { id: string; payout: PayoutJson };
+    expectStatus(await api.del(`${BENEFICIARIES}/${ben.id}`), 200);
+    await waitUntil(
+      async () => (await api.get(`${PAYOUTS}/${transfer.payout.id}`)).json().status === 'processing',
+      'payout leg processing',
+    );
+
+    const response = await destinationOf(transfer.payout.id);
+    expectStatus(response, 200);
+    assert.deepEqual(response.json(), {
+      payout_id: transfer.payout.id,
+      status: 'processing',
+      currency: 'EUR',
+      amount: '911.27',
+      reference: 'Rent',
+      beneficiary: {
+        id: ben.id,
+        status: 'deleted',
+        entity_type: 'individual',
+        name: 'Anna Schmidt',
+        address: { line1: '1 Main Street', city: 'Berlin', postal_code: '10117', country: 'DE' },
+        destination_country: 'DE',
+        destination_currency: 'EUR',
+        payout_method: 'bank_account',
+        account: { iban: 'DE89370400440532013000', bic: 'COBADEFFXXX' },
+        bank: { id: ben.bank!.id, name: 'Commerzbank', bic: 'COBADEFF' },
+      },
+    });
+    // Paid by hand, the leg completes and so does its transfer.
+    expectStatus(await admin('POST', `/admin/v1/payouts/${transfer.payout.id}/complete`), 200);
+    await waitUntil(
+      async () => (await api.get(`/api/v1/transfers/${transfer.id}`)).json().status === 'completed',
+      'transfer completed',
     );
   });
 });

@@ -536,6 +536,7 @@ export const PAYMENT_ENDPOINTS: PaymentEndpoint[] = [
     body: () => ({ failure_reason: 'The payer cancelled' }),
   },
   { method: 'GET', path: '/admin/v1/payouts/waiting', ...admin },
+  { method: 'GET', path: '/admin/v1/payouts/:payout_id/destination', ...admin, id: (w) => w.payout },
   {
     method: 'POST',
     path: '/admin/v1/payouts/:payout_id/complete',

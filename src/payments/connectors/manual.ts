@@ -1,6 +1,7 @@
 // The manual rail (D21, production default): a payout waits in `processing` until the operator has paid it
-// by hand and calls POST /admin/v1/payouts/{id}/complete or /fail; inbound bank deposits are recorded
-// with POST /admin/v1/deposits/{id}/receive.
+// by hand (GET /admin/v1/payouts/{id}/destination shows where) and calls POST
+// /admin/v1/payouts/{id}/complete or /fail; inbound bank deposits are recorded with
+// POST /admin/v1/deposits/{id}/receive.
 import type { RailConnector } from './connector.ts';
 
 export const manualConnector: RailConnector = {

@@ -288,6 +288,27 @@ export async function recordReview(
   return result.rows[0]!;
 }
 
+/**
+ * Screenings waiting for the operator's review (potential_match), of every organisation or of one, oldest
+ * first; the partial index sanctions_screenings_pending holds exactly these, in this order.
+ */
+export async function pendingScreenings(
+  db: Queryable,
+  limit: number,
+  organisationId?: string,
+): Promise<ScreeningRow[]> {
+  const pending = `SELECT ${SCREENING_COLUMNS} FROM sanctions_screenings WHERE match_status = 'potential_match'`;
+  const result = await db.query<ScreeningRow>(
+    organisationId === undefined
+      ? prepared(`${pending} ORDER BY created_at, id LIMIT $1`, [limit])
+      : prepared(`${pending} AND organisation_id = $2 ORDER BY created_at, id LIMIT $1`, [
+          limit,
+          organisationId,
+        ]),
+  );
+  return result.rows;
+}
+
 export interface ScreeningSearch {
   organisationId: string;
   matchStatuses?: string[];

@@ -13,6 +13,10 @@ import {
   ImportListBody,
   type ImportListInput,
   ListCodeParams,
+  PENDING_SCREENINGS_MAX,
+  PendingScreening,
+  PendingScreeningsQuery,
+  type PendingScreeningsQueryInput,
   ReviewBody,
   type ReviewInput,
   SanctionsList,
@@ -160,6 +164,32 @@ export function registerSanctionsAdminRoutes(admin: App, deps: AppDeps): void {
         const imported = await lists.importList(deps, code, request.body as ImportListInput);
         operatorTarget(request, { version: imported.version, entries: imported.entries });
         return imported;
+      },
+    );
+
+    // Reading the queue is not an action: it changes nothing, so it is not logged as one.
+    scope.get(
+      '/screenings/pending',
+      {
+        schema: {
+          tags: ['operator'],
+          operationId: 'adminListPendingScreenings',
+          summary: `Screenings waiting for review (potential_match), oldest first (at most ${PENDING_SCREENINGS_MAX})`,
+          description:
+            'The compliance queue of every organisation: each screening as GET /api/v1/sanctions/screenings/{id} ' +
+            'shows it, plus its `organisation_id`. `source_object_type` and `source_object_id` name what waits ' +
+            'on it (a beneficiary in review, a held transfer; null for a direct screening). A reviewed screening ' +
+            "leaves the queue. `limit` 1..500 (default 500); `organisation_id` keeps one organisation's.",
+          querystring: PendingScreeningsQuery,
+          response: { 200: Type.Array(PendingScreening), 401: ErrorBody, 422: ErrorBody },
+        },
+      },
+      async (request) => {
+        const query = request.query as PendingScreeningsQueryInput;
+        return service.pendingScreenings(deps, {
+          limit: Number(query.limit ?? PENDING_SCREENINGS_MAX),
+          ...(query.organisation_id !== undefined ? { organisationId: query.organisation_id } : {}),
+        });
       },
     );
 

@@ -1,5 +1,6 @@
 // Request and response schemas of sanctions screening (D18, D4, D14).
 import { type Static, Type } from '@sinclair/typebox';
+import { UUID_SCHEMA_PATTERN } from '../platform/ids.ts';
 import { component } from '../platform/openapi.ts';
 import { FilterList, pageSchema, searchBodySchema } from '../platform/search.ts';
 import { StoredText, StringEnum } from '../webhooks/api-schemas.ts';
@@ -196,6 +197,60 @@ export const ScreeningIdParams = Type.Object({
     examples: [exampleScreening.id],
   }),
 });
+
+/** The compliance officer's queue holds at most this many screenings per answer. */
+export const PENDING_SCREENINGS_MAX = 500;
+
+export const PendingScreeningsQuery = Type.Object(
+  {
+    limit: Type.Optional(
+      Type.String({
+        pattern: '^(?:[1-9][0-9]?|[1-4][0-9]{2}|500)$',
+        description: `At most this many screenings, the oldest (1..${PENDING_SCREENINGS_MAX}, default ${PENDING_SCREENINGS_MAX}).`,
+        examples: ['50'],
+      }),
+    ),
+    organisation_id: Type.Optional(
+      Type.String({
+        pattern: UUID_SCHEMA_PATTERN,
+        description: "Only this organisation's screenings (none for an organisation that has none).",
+        examples: ['0b0f6a3e-6f1c-4a53-9d4e-2f7c8a1b9c10'],
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type PendingScreeningsQueryInput = Static<typeof PendingScreeningsQuery>;
+
+export const PendingScreening = component(
+  'PendingScreening',
+  Type.Intersect(
+    [
+      Screening,
+      Type.Object({
+        organisation_id: Type.String({
+          format: 'uuid',
+          description: 'The organisation whose screening it is (a client sees only its own, without this).',
+        }),
+      }),
+    ],
+    {
+      description:
+        "A screening waiting for the operator's review: the screening as GET " +
+        '/api/v1/sanctions/screenings/{id} shows it, and its organisation (D18).',
+      examples: [
+        {
+          ...exampleScreening,
+          source_object_type: 'beneficiary',
+          source_object_id: 'ben_01JD3V6M2Q8W1X4Y5Z6A7B8C9E',
+          external_id: null,
+          organisation_id: '0b0f6a3e-6f1c-4a53-9d4e-2f7c8a1b9c10',
+        },
+      ],
+    },
+  ),
+);
+export type PendingScreeningView = Static<typeof PendingScreening>;
 
 export const SanctionsList = component(
   'SanctionsList',

@@ -28,6 +28,7 @@ import { withMagicHits } from './sandbox.ts';
 import type {
   CreateScreeningInput,
   MatchStatus,
+  PendingScreeningView,
   ReviewDecision,
   ScreeningFilters,
   ScreeningSearchInput,
@@ -211,6 +212,18 @@ export async function searchScreenings(
     offset: query.offset,
   });
   return toPage(query, rows.map(screeningView), total);
+}
+
+/**
+ * The compliance officer's queue (D18): screenings in potential_match, oldest first, each as the client's
+ * view shows it plus its organisation, since the operator serves every organisation.
+ */
+export async function pendingScreenings(
+  deps: AppDeps,
+  query: { limit: number; organisationId?: string },
+): Promise<PendingScreeningView[]> {
+  const rows = await repo.pendingScreenings(deps.pool, query.limit, query.organisationId);
+  return rows.map((row) => ({ ...screeningView(row), organisation_id: row.organisation_id }));
 }
 
 /**

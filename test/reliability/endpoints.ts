@@ -461,6 +461,12 @@ export const PAYMENT_ENDPOINTS: PaymentEndpoint[] = [
     body: () => ({ decision: 'confirmed_match', note: 'Same date of birth and nationality' }),
   },
   {
+    method: 'GET',
+    path: '/admin/v1/screenings/pending',
+    ...admin,
+    query: (w) => ({ limit: '5', organisation_id: w.api.tenant.organisationId }),
+  },
+  {
     method: 'POST',
     path: '/admin/v1/banks/import',
     ...admin,

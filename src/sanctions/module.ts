@@ -10,6 +10,7 @@ import {
   registerSanctionsSandboxRoutes,
 } from './routes.ts';
 import { seedSandboxList } from './sandbox.ts';
+import { reviewGauges } from './service.ts';
 
 export const SANCTIONS_EVENT_TYPES: readonly EventType[] = [
   { code: 'screening.completed', description: 'A sanctions screening completed.' },
@@ -25,4 +26,5 @@ export const sanctionsArea: Area = {
   sandboxRoutes: registerSanctionsSandboxRoutes,
   seedSandbox: seedSandboxList,
   cliCommands: [importSanctionsCommand],
+  gauges: [reviewGauges],
 };

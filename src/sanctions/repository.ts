@@ -309,6 +309,18 @@ export async function pendingScreenings(
   return result.rows;
 }
 
+/** How many screenings wait for review, and for how long the oldest has (from sanctions_screenings_pending). */
+export async function reviewBacklog(db: Queryable): Promise<{ pending: number; oldestSeconds: number }> {
+  const result = await db.query<{ pending: number; oldestSeconds: number }>(
+    prepared(
+      `SELECT count(*)::int AS pending,
+              coalesce(EXTRACT(EPOCH FROM now() - min(created_at)), 0)::float8 AS "oldestSeconds"
+       FROM sanctions_screenings WHERE match_status = 'potential_match'`,
+    ),
+  );
+  return result.rows[0]!;
+}
+
 export interface ScreeningSearch {
   organisationId: string;
   matchStatuses?: string[];

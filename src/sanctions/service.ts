@@ -10,7 +10,7 @@ import {
   pgErrorCode,
   withTransaction,
 } from '../db/pool.ts';
-import type { ReviewedScreening } from '../platform/area.ts';
+import type { GaugeGroup, ReviewedScreening } from '../platform/area.ts';
 import type { AppDeps } from '../platform/deps.ts';
 import { type AppError, conflict, invalidState, notFound, validationFailed } from '../platform/errors.ts';
 import { isPublicId, newPublicId } from '../platform/ids.ts';
@@ -225,6 +225,29 @@ export async function pendingScreenings(
   const rows = await repo.pendingScreenings(deps.pool, query.limit, query.organisationId);
   return rows.map((row) => ({ ...screeningView(row), organisation_id: row.organisation_id }));
 }
+
+/** The compliance officer's backlog for a worker's /metrics: a hit waits for review, and what it holds with it. */
+export const reviewGauges: GaugeGroup = {
+  gauges: {
+    sanctions_reviews_pending:
+      "Screenings waiting for the operator's review (potential_match); beneficiaries and transfers wait with them",
+    sanctions_reviews_pending_oldest_seconds:
+      'How long the oldest screening has waited for review (0 when none)',
+  },
+  labelNames: [],
+  async read(db) {
+    const backlog = await repo.reviewBacklog(db);
+    return [
+      {
+        labels: {},
+        values: {
+          sanctions_reviews_pending: backlog.pending,
+          sanctions_reviews_pending_oldest_seconds: backlog.oldestSeconds,
+        },
+      },
+    ];
+  },
+};
 
 /**
  * The review of a potential match (D18): only from `potential_match` (else 400 INVALID_STATE); records the

@@ -1,5 +1,5 @@
 // The backlogs a worker's /metrics reads from storage: durable timers due and failing, payouts waiting for
-// their rail (docs/operator/running.md, "Logs and metrics").
+// their rail, screenings waiting for review (docs/operator/running.md, "Logs and metrics").
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -17,6 +17,7 @@ import {
   runJobs,
   testBeneficiaries,
 } from '../payments/fixtures.ts';
+import { admin, importFixtures, SCREENINGS } from '../sanctions/fixtures.ts';
 
 const KINDS = [
   'crypto.sandbox_confirm',
@@ -218,6 +219,56 @@ describe('payout gauges (payouts_processing, payouts_processing_oldest_seconds)'
   });
 });
 
+describe('review gauges (sanctions_reviews_pending, sanctions_reviews_pending_oldest_seconds)', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp();
+    await importFixtures(t);
+    t.deps.metrics.addStorageGauges(workerGauges(t.deps), t.db.pool);
+  });
+  after(() => t.close());
+
+  it('counts the screenings waiting for review until the operator decides them', async () => {
+    const scrape = async () => (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const none = await scrape();
+    assert.deepEqual(samples(none, 'sanctions_reviews_pending'), new Map([['', 0]]));
+    assert.deepEqual(samples(none, 'sanctions_reviews_pending_oldest_seconds'), new Map([['', 0]]));
+
+    const api = apiClient(t, await t.tenant());
+    const screen = async (name: string) => {
+      const response = await api.post(SCREENINGS, { entity_type: 'individual', name });
+      assert.equal(response.statusCode, 201, response.body);
+      return response.json() as { id: string; match_status: string };
+    };
+    const hits = [await screen('Ivan Petrow'), await screen('Ivan S. Petrov')];
+    const clean = await screen('Grace Hopper');
+    assert.deepEqual(
+      [...hits, clean].map((screening) => screening.match_status),
+      ['potential_match', 'potential_match', 'no_match'],
+    );
+    await t.db.pool.query(
+      "UPDATE sanctions_screenings SET created_at = now() - interval '3 hours' WHERE id = $1",
+      [hits[0]!.id],
+    );
+    await afterTheCache();
+    const waiting = await scrape();
+    assert.deepEqual(samples(waiting, 'sanctions_reviews_pending'), new Map([['', 2]]));
+    const oldest = samples(waiting, 'sanctions_reviews_pending_oldest_seconds').get('')!;
+    assert.ok(oldest >= 10_800 && oldest < 10_860, `the oldest has waited three hours, got ${oldest}`);
+
+    const reviewed = await admin(t, 'POST', `/admin/v1/screenings/${hits[0]!.id}/review`, {
+      decision: 'cleared',
+      note: 'Different date of birth',
+    });
+    assert.equal(reviewed.statusCode, 200, reviewed.body);
+    await afterTheCache();
+    const left = await scrape();
+    assert.deepEqual(samples(left, 'sanctions_reviews_pending'), new Map([['', 1]]));
+    const age = samples(left, 'sanctions_reviews_pending_oldest_seconds').get('')!;
+    assert.ok(age >= 0 && age < 60, `the one left was screened just now, got ${age}`);
+  });
+});
+
 describe('which processes show the backlogs', () => {
   let db: TestDatabase;
   const processes: ServiceProcess[] = [];
@@ -242,6 +293,7 @@ describe('which processes show the backlogs', () => {
     assert.equal(samples(workerText, 'payouts_processing').get('connector="sandbox"'), 0);
     assert.equal(samples(workerText, 'jobs_due').size, KINDS.length);
     const apiText = await (await fetch(`${api.baseUrl}/metrics`)).text();
-    assert.doesNotMatch(apiText, /^# TYPE (jobs_due|payouts_processing) /m);
+    assert.equal(samples(workerText, 'sanctions_reviews_pending').get(''), 0);
+    assert.doesNotMatch(apiText, /^# TYPE (jobs_due|payouts_processing|sanctions_reviews_pending) /m);
   });
 });

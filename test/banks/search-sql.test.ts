@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { type DirectorySearch, searchBranches } from '../../src/banks/repository.ts';
 import type { BranchFilters } from '../../src/banks/schemas.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
-import { type RecordedStatement, recordingQueryable } from '../helpers/statements.ts';
+import { planNodes, recordingQueryable } from '../helpers/statements.ts';
 
 const BRANCHES = 30_000;
 const CITIES = [
@@ -62,27 +62,13 @@ describe('branch search SQL', () => {
     return { ...result, statement: statements[0]! };
   }
 
-  /** Node types and index names of the statement's plan (EXPLAIN only). */
-  async function plan(statement: RecordedStatement): Promise<string[]> {
-    const explained = await db.pool.query(`EXPLAIN (FORMAT JSON) ${statement.text}`, statement.values);
-    const nodes: string[] = [];
-    const visit = (node: Record<string, unknown>) => {
-      nodes.push(
-        `${node['Node Type']}${node['Index Name'] ? ` ${node['Index Name']}` : ''}${node['Relation Name'] ? ` on ${node['Relation Name']}` : ''}`,
-      );
-      for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) visit(child);
-    };
-    visit((explained.rows[0]['QUERY PLAN'] as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan);
-    return nodes;
-  }
-
   it('finds free text through the trigram index, with the exact total and the newest first', async () => {
     const { rows, total, statement } = await run(query({ search: 'PUNE' }));
     assert.equal(total, BRANCHES / 10);
     assert.equal(rows.length, 20);
     assert.equal(rows[0]!.id, `brn_${String(29_991).padStart(26, '0')}`);
     assert.ok(rows.every((row) => row.city === 'Pune'));
-    const nodes = await plan(statement);
+    const nodes = await planNodes(db.pool, statement);
     assert.ok(nodes.includes('Bitmap Index Scan bank_branches_search_trgm_idx'), nodes.join('\n'));
     assert.ok(!nodes.some((node) => node.startsWith('Seq Scan on bank_branches')), nodes.join('\n'));
   });
@@ -97,7 +83,9 @@ describe('branch search SQL', () => {
     assert.equal(byCode.total, 1);
     assert.equal(byCode.rows[0]!.code?.endsWith('0012345'), true);
     assert.deepEqual(
-      await plan(byCode.statement).then((nodes) => nodes.some((node) => node.includes('search_trgm'))),
+      await planNodes(db.pool, byCode.statement).then((nodes) =>
+        nodes.some((node) => node.includes('search_trgm')),
+      ),
       true,
     );
     const across = await run(query({ search: 'road pune' }));
@@ -109,7 +97,7 @@ describe('branch search SQL', () => {
     const { rows, total, statement } = await run(query({ filters: { code: [code] } }));
     assert.equal(total, 1);
     assert.equal(rows[0]!.code, code);
-    const nodes = await plan(statement);
+    const nodes = await planNodes(db.pool, statement);
     assert.ok(nodes.includes('Index Scan bank_branches_code_idx on bank_branches'), nodes.join('\n'));
     const past = await run(query({ search: 'pune', offset: 4_000 }));
     assert.deepEqual(past.rows, []);

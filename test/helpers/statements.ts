@@ -28,3 +28,17 @@ export function recordingQueryable(target?: Queryable): { db: Queryable; stateme
   } as unknown as Queryable;
   return { db, statements };
 }
+
+/** The node types of a recorded statement's plan, with their index and table names (EXPLAIN only). */
+export async function planNodes(db: Queryable, statement: RecordedStatement): Promise<string[]> {
+  const explained = await db.query(`EXPLAIN (FORMAT JSON) ${statement.text}`, statement.values);
+  const nodes: string[] = [];
+  const visit = (node: Record<string, unknown>) => {
+    nodes.push(
+      `${node['Node Type']}${node['Index Name'] ? ` ${node['Index Name']}` : ''}${node['Relation Name'] ? ` on ${node['Relation Name']}` : ''}`,
+    );
+    for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) visit(child);
+  };
+  visit((explained.rows[0]['QUERY PLAN'] as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan);
+  return nodes;
+}

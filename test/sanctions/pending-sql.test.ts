@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { pendingScreenings } from '../../src/sanctions/repository.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
-import { recordingQueryable } from '../helpers/statements.ts';
+import { planNodes, recordingQueryable } from '../helpers/statements.ts';
 
 describe('the SQL of the pending screenings', () => {
   let db: TestDatabase;
@@ -33,20 +33,6 @@ describe('the SQL of the pending screenings', () => {
   });
   after(() => db.drop());
 
-  /** Node types and index names of a statement's plan (EXPLAIN only). */
-  async function plan(text: string, values: unknown[]): Promise<string[]> {
-    const explained = await db.pool.query(`EXPLAIN (FORMAT JSON) ${text}`, values);
-    const nodes: string[] = [];
-    const visit = (node: Record<string, unknown>) => {
-      nodes.push(
-        `${node['Node Type']}${node['Index Name'] ? ` ${node['Index Name']}` : ''}${node['Relation Name'] ? ` on ${node['Relation Name']}` : ''}`,
-      );
-      for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) visit(child);
-    };
-    visit((explained.rows[0]['QUERY PLAN'] as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan);
-    return nodes;
-  }
-
   it('reads the queue in order from the partial index, without a sort or a scan of the table', async () => {
     const { db: recorder, statements } = recordingQueryable(db.pool);
     const rows = await pendingScreenings(recorder, 500);
@@ -55,7 +41,7 @@ describe('the SQL of the pending screenings', () => {
       Array.from({ length: 60 }, (_, i) => `scr_${String((i + 1) * 500).padStart(26, '0')}`),
     );
     assert.equal(statements.length, 1);
-    const nodes = await plan(statements[0]!.text, statements[0]!.values);
+    const nodes = await planNodes(db.pool, statements[0]!);
     assert.deepEqual(nodes, ['Limit', 'Index Scan sanctions_screenings_pending on sanctions_screenings']);
   });
 
@@ -66,7 +52,7 @@ describe('the SQL of the pending screenings', () => {
       rows.map((row) => row.id),
       Array.from({ length: 10 }, (_, i) => `scr_${String((2 * i + 1) * 500).padStart(26, '0')}`),
     );
-    const nodes = await plan(statements[0]!.text, statements[0]!.values);
+    const nodes = await planNodes(db.pool, statements[0]!);
     assert.ok(!nodes.some((node) => node.startsWith('Seq Scan')), nodes.join('\n'));
   });
 });

@@ -149,3 +149,15 @@ export async function findRatesFrom(db: Queryable, source: string): Promise<Rate
   });
   return result.rows;
 }
+
+/** The age of each provider's current set per base (now − as_of), read from the current-set index. */
+export async function currentSetAges(
+  db: Queryable,
+): Promise<{ provider: string; base: string; ageSeconds: number }[]> {
+  const result = await db.query<{ provider: string; base: string; ageSeconds: number }>({
+    name: 'fx.current-set-ages',
+    text: `SELECT provider, base_currency AS base, EXTRACT(EPOCH FROM now() - as_of)::float8 AS "ageSeconds"
+           FROM fx_rate_sets WHERE is_current ORDER BY provider, base_currency`,
+  });
+  return result.rows;
+}

@@ -1,5 +1,6 @@
 // The backlogs a worker's /metrics reads from storage: durable timers due and failing, payouts waiting for
-// their rail, screenings waiting for review (docs/operator/running.md, "Logs and metrics").
+// their rail, screenings waiting for review, the age of the FX rates (docs/operator/running.md, "Logs and
+// metrics").
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -269,6 +270,58 @@ describe('review gauges (sanctions_reviews_pending, sanctions_reviews_pending_ol
   });
 });
 
+describe('rate gauges (fx_rates_age_seconds)', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp();
+    t.deps.metrics.addStorageGauges(workerGauges(t.deps), t.db.pool);
+  });
+  after(() => t.close());
+
+  it("shows the age of each provider's current set per base, the newest import of each", async () => {
+    const scrape = async () =>
+      samples((await t.app.inject({ method: 'GET', url: '/metrics' })).body, 'fx_rates_age_seconds');
+    const postRates = async (asOf: Date) => {
+      const response = await t.app.inject({
+        method: 'POST',
+        url: '/admin/v1/fx-rates',
+        headers: { authorization: `Bearer ${TEST_ADMIN_KEY}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({
+          base: 'EUR',
+          provider: 'ecb',
+          as_of: asOf.toISOString(),
+          rates: { USD: '1.0512', GBP: '0.8321' },
+        }),
+      });
+      assert.equal(response.statusCode, 201, response.body);
+    };
+    const sandbox = 'provider="sandbox",base="USD"';
+    const ecb = 'provider="ecb",base="EUR"';
+    const seeded = await t.db.pool.query<{ age: number }>(
+      "SELECT EXTRACT(EPOCH FROM now() - as_of)::float8 AS age FROM fx_rate_sets WHERE provider = 'sandbox'",
+    );
+    const before = await scrape();
+    assert.deepEqual([...before.keys()], [sandbox], 'the sandbox seeds one set, of USD');
+    assert.ok(
+      Math.abs(before.get(sandbox)! - seeded.rows[0]!.age) < 60,
+      'the seeded set is as old as its as_of',
+    );
+
+    await postRates(new Date(Date.now() - 2 * 3_600_000));
+    await afterTheCache();
+    const imported = await scrape();
+    assert.deepEqual([...imported.keys()], [ecb, sandbox]);
+    const age = imported.get(ecb)!;
+    assert.ok(age >= 7_200 && age < 7_260, `the import is two hours old, got ${age}`);
+
+    // A newer import of the provider and base supersedes it: only the current set shows.
+    await postRates(new Date(Date.now() - 10 * 60_000));
+    await afterTheCache();
+    const newer = (await scrape()).get(ecb)!;
+    assert.ok(newer >= 600 && newer < 660, `the newer import is ten minutes old, got ${newer}`);
+  });
+});
+
 describe('which processes show the backlogs', () => {
   let db: TestDatabase;
   const processes: ServiceProcess[] = [];
@@ -294,6 +347,11 @@ describe('which processes show the backlogs', () => {
     assert.equal(samples(workerText, 'jobs_due').size, KINDS.length);
     const apiText = await (await fetch(`${api.baseUrl}/metrics`)).text();
     assert.equal(samples(workerText, 'sanctions_reviews_pending').get(''), 0);
+    // The api process seeded the sandbox's rates before it listened.
+    assert.deepEqual(
+      [...samples(workerText, 'fx_rates_age_seconds').keys()],
+      ['provider="sandbox",base="USD"'],
+    );
     assert.doesNotMatch(apiText, /^# TYPE (jobs_due|payouts_processing|sanctions_reviews_pending) /m);
   });
 });

@@ -69,3 +69,61 @@ describe('migrations (D2)', () => {
     assert.equal(recorded.rowCount, 0);
   });
 });
+
+/** The statements of a migration, its comments left out. */
+const statementsOf = (sql: string): string[] =>
+  sql
+    .replace(/--.*$/gm, '')
+    .split(';')
+    .map((statement) => statement.replace(/\s+/g, ' ').trim())
+    .filter((statement) => statement !== '');
+
+const CREATE_INDEX = /^CREATE (UNIQUE )?INDEX (IF NOT EXISTS )?(\w+) ON /i;
+
+describe('migrations that add an index to a table an earlier one made', () => {
+  // Such a migration runs in the migration transaction, so it cannot build CONCURRENTLY, and the build
+  // blocks every write to the table: on a large table the operator builds the same index CONCURRENTLY
+  // before deploying (docs/operator/running.md), and the migration must then find it and do nothing.
+  it('each accepts its index already built with CREATE INDEX CONCURRENTLY', async () => {
+    const all = await loadMigrations();
+    const indexOnly = all.filter((migration) =>
+      statementsOf(migration.sql).every((statement) => CREATE_INDEX.test(statement)),
+    );
+    assert.deepEqual(
+      indexOnly.map((migration) => migration.version),
+      [2, 21, 70],
+    );
+    for (const migration of indexOnly) {
+      const db = await createTestDatabase({ template: false });
+      try {
+        await migrate(
+          db.pool,
+          all.filter((earlier) => earlier.version < migration.version),
+        );
+        const names: string[] = [];
+        for (const statement of statementsOf(migration.sql)) {
+          const [, unique = '', , name = ''] = CREATE_INDEX.exec(statement)!;
+          names.push(name);
+          await db.pool.query(
+            statement.replace(CREATE_INDEX, `CREATE ${unique}INDEX CONCURRENTLY IF NOT EXISTS ${name} ON `),
+          );
+        }
+        await assert.doesNotReject(
+          () => migrate(db.pool, all),
+          `${migration.version}_${migration.name} applies over its index built beforehand`,
+        );
+        const built = await db.pool.query<{ indexname: string }>(
+          `SELECT c.relname AS indexname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+            WHERE c.relname = ANY($1) AND i.indisvalid ORDER BY c.relname`,
+          [names],
+        );
+        assert.deepEqual(
+          built.rows.map((row) => row.indexname),
+          [...names].sort(),
+        );
+      } finally {
+        await db.drop();
+      }
+    }
+  });
+});

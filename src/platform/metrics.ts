@@ -6,6 +6,44 @@ import type { GaugeGroup, GaugeReading } from './area.ts';
 /** Pending deliveries and the age of the oldest due one, read from storage on each scrape. */
 export type DeliveryQueueSource = () => Promise<{ depth: number; lagSeconds: number }>;
 
+/** How long a scrape waits for a storage read before it answers with the gauges' last values. */
+export const SCRAPE_READ_WAIT_MS = 2_000;
+
+/**
+ * A storage read shared by the gauges it feeds: started at most once a second, never while the last one
+ * is still running, and waited for at most `waitMs`. It answers undefined when the read failed or is still
+ * running by then, and the gauges keep their last values: a database that does not answer (unreachable,
+ * or a table locked by a migration) must not hold the whole scrape, which also carries the process's own
+ * metrics. A slow read goes on, and a later scrape shows what it read.
+ */
+export function sharedRead<T>(
+  read: () => Promise<T>,
+  waitMs = SCRAPE_READ_WAIT_MS,
+): () => Promise<T | undefined> {
+  let startedAt = 0;
+  let running = false;
+  let last: Promise<T | undefined> | undefined;
+  return () => {
+    const now = Date.now();
+    if (!running && (!last || now - startedAt > 1_000)) {
+      startedAt = now;
+      running = true;
+      last = read()
+        .catch(() => undefined)
+        .finally(() => {
+          running = false;
+        });
+    }
+    const current = last!;
+    if (!running) return current;
+    let timer: NodeJS.Timeout | undefined;
+    const giveUp = new Promise<undefined>((resolve) => {
+      timer = setTimeout(resolve, waitMs, undefined);
+    });
+    return Promise.race([current, giveUp]).finally(() => clearTimeout(timer));
+  };
+}
+
 export class Metrics {
   readonly registry = new client.Registry();
   readonly httpRequests: client.Counter<'method' | 'route' | 'status'>;
@@ -18,8 +56,7 @@ export class Metrics {
   readonly webhookLag: client.Gauge;
   /** Durable timer runs by kind and outcome (done, failed: retried later). */
   readonly jobsRun: client.Counter<'kind' | 'outcome'>;
-  #queueSource: DeliveryQueueSource | undefined;
-  #queueRead: { at: number; value: Promise<{ depth: number; lagSeconds: number } | undefined> } | undefined;
+  #readQueue: () => Promise<{ depth: number; lagSeconds: number } | undefined> = async () => undefined;
 
   /**
    * `processMetrics`: Node.js process metrics (CPU, memory, event loop, GC). Each collection installs
@@ -88,35 +125,19 @@ export class Metrics {
 
   /** Set by the delivery worker: where the queue gauges read from. */
   setDeliveryQueueSource(source: DeliveryQueueSource | undefined): void {
-    this.#queueSource = source;
-    this.#queueRead = undefined;
-  }
-
-  #readQueue(): Promise<{ depth: number; lagSeconds: number } | undefined> {
-    const source = this.#queueSource;
-    if (!source) return Promise.resolve(undefined);
-    const now = Date.now();
-    if (!this.#queueRead || now - this.#queueRead.at > 1_000) {
-      // A failed read leaves the gauges at their last value rather than failing the scrape.
-      this.#queueRead = { at: now, value: source().catch(() => undefined) };
-    }
-    return this.#queueRead.value;
+    // A failed or slow read leaves the gauges at their last value rather than failing or holding the scrape.
+    this.#readQueue = source ? sharedRead(source) : async () => undefined;
   }
 
   /**
    * Registers gauges read from storage on each scrape, by processes that run a worker (the areas'
    * backlogs, the durable timers'). A group's query runs at most once a second, however many of its
-   * gauges a scrape collects; a failed read leaves them at their last values rather than failing the
-   * scrape.
+   * gauges a scrape collects; a read that fails, or has not answered within SCRAPE_READ_WAIT_MS, leaves
+   * them at their last values rather than failing or holding the scrape (sharedRead).
    */
-  addStorageGauges(groups: readonly GaugeGroup[], db: Queryable): void {
+  addStorageGauges(groups: readonly GaugeGroup[], db: Queryable, waitMs = SCRAPE_READ_WAIT_MS): void {
     for (const group of groups) {
-      let last: { at: number; value: Promise<GaugeReading[] | undefined> } | undefined;
-      const read = () => {
-        const now = Date.now();
-        if (!last || now - last.at > 1_000) last = { at: now, value: group.read(db).catch(() => undefined) };
-        return last.value;
-      };
+      const read: () => Promise<GaugeReading[] | undefined> = sharedRead(() => group.read(db), waitMs);
       for (const [name, help] of Object.entries(group.gauges)) {
         const gauge: client.Gauge<string> = new client.Gauge({
           name,

@@ -124,6 +124,49 @@ describe('durable timer gauges (jobs_due, jobs_due_oldest_seconds, jobs_retrying
     await t.db.pool.query('DELETE FROM jobs');
   });
 
+  it('answers a scrape with the last values while the database does not answer, and reads again after', async () => {
+    await t.db.pool.query(
+      "INSERT INTO jobs (kind, payload, run_at) VALUES ('payments.hand_off', '{}', now() - interval '1 minute')",
+    );
+    await afterTheCache();
+    assert.equal(samples(await scrape(), 'jobs_due').get('kind="payments.hand_off"'), 1);
+    // A migration holding jobs (ALTER TABLE, say): the backlog read waits for it like a database that
+    // does not answer at all.
+    const locker = await t.db.pool.connect();
+    const backlogReads = async () =>
+      (
+        await t.db.pool.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE query LIKE '%AS "oldestDueSeconds"%' AND wait_event_type = 'Lock'`,
+        )
+      ).rows[0]!.n;
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE jobs IN ACCESS EXCLUSIVE MODE');
+      await afterTheCache();
+      for (let scrapes = 0; scrapes < 2; scrapes++) {
+        const started = Date.now();
+        const answer = await Promise.race([scrape(), delay(10_000, 'no answer')]);
+        const took = Date.now() - started;
+        assert.notEqual(answer, 'no answer', 'the scrape answers while jobs is locked');
+        assert.ok(took >= 1_900 && took < 4_000, `the scrape waited for the read about 2 s, took ${took} ms`);
+        assert.equal(samples(answer, 'jobs_due').get('kind="payments.hand_off"'), 1, 'the last value read');
+        assert.equal(samples(answer, 'jobs_retrying').size, KINDS.length);
+        assert.match(answer, /^http_requests_total\{/m, "the process's own metrics are there too");
+      }
+      assert.equal(await backlogReads(), 1, 'one read waits; later scrapes start none of their own');
+    } finally {
+      await locker.query('ROLLBACK');
+      locker.release();
+    }
+    await t.db.pool.query('DELETE FROM jobs');
+    await afterTheCache();
+    await waitUntil(
+      async () => samples(await scrape(), 'jobs_due').get('kind="payments.hand_off"') === 0,
+      'a scrape after the lock shows what storage holds',
+    );
+  });
+
   it('keeps a scrape answering when a read fails, with the last values read', async () => {
     const metrics = new Metrics({ processMetrics: false });
     let storageUp = true;

@@ -1,6 +1,8 @@
 // Payouts (D21, D24) through the real app and the real job runner on real PostgreSQL: every path with its
 // balances, balance transactions and events checked exactly.
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { ledgerViolations } from '../../src/balances/repository.ts';
@@ -836,6 +838,41 @@ describe('payouts on the manual rail (D21)', () => {
     await waitUntil(
       async () => (await api.get(`/api/v1/transfers/${transfer.id}`)).json().status === 'completed',
       'transfer completed',
+    );
+  });
+
+  it('logs an operator action whose client hung up before the answer: the action took effect all the same', async () => {
+    const api = apiClient(t, await t.tenant());
+    const ben = await createBeneficiary(api, bodyOf('DE'));
+    const payout = await processingPayout(api, { beneficiary_id: ben.id, currency: 'EUR', amount: '7.00' });
+    const address = new URL(await t.app.listen({ port: 0, host: '127.0.0.1' }));
+    const from = t.logs.lines.length;
+    // The whole request, and the connection closed right after it: the server still runs the action.
+    const socket = net.connect(Number(address.port), address.hostname);
+    socket.on('error', () => {});
+    await once(socket, 'connect');
+    socket.end(
+      `POST /admin/v1/payouts/${payout.id}/complete HTTP/1.1\r\nHost: ${address.host}\r\n` +
+        `Authorization: Bearer ${TEST_ADMIN_KEY}\r\nContent-Length: 0\r\n\r\n`,
+    );
+    await waitUntil(
+      async () => (await api.get(`${PAYOUTS}/${payout.id}`)).json().status === 'completed',
+      'the payout completed',
+    );
+    const lines = await waitUntil(
+      () => {
+        const found = t.logs.lines
+          .slice(from)
+          .map((line) => JSON.parse(line) as Record<string, unknown>)
+          .filter((line) => line.operator_action === 'payout.complete');
+        return found.length > 0 ? found : undefined;
+      },
+      'the operator action line of the completed payout',
+      3_000,
+    );
+    assert.deepEqual(
+      lines.map((line) => [line.payout_id, line.actor, line.outcome, line.status, line.error_code]),
+      [[payout.id, { credential: 'ADMIN_API_KEY', address: '127.0.0.1' }, 'succeeded', 200, undefined]],
     );
   });
 });

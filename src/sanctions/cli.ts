@@ -36,6 +36,13 @@ async function ofacFiles(paths: string[]): Promise<Record<string, string>> {
     byName = new Map(wanted.flatMap((file) => (present.has(file) ? [[file, present.get(file)!]] : [])));
   } else {
     byName = new Map(paths.map((file) => [path.basename(file).toLowerCase(), file] as const));
+    // A file named otherwise would be left out unsaid: sdn_comments.csv under another name, say, whose
+    // dates of birth and nationalities the import would then lack.
+    for (const [name, file] of byName) {
+      if (!wanted.includes(name)) {
+        throw new Error(`${file} is not an OFAC file: give files named ${wanted.join(', ')}`);
+      }
+    }
   }
   const files: Record<string, string> = {};
   for (const name of OFAC_FILES) {

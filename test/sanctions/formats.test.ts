@@ -2,7 +2,7 @@
 // targets.simple.csv, read from the committed fixtures; every malformed file refused with its line named;
 // dates of birth, countries, and the CLI's file decoding and request.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -421,5 +421,15 @@ describe('import-sanctions CLI', () => {
       importSanctionsCommand.requests([empty], { format: 'ofac-sdn-csv' }),
       /alt\.csv not found/,
     );
+  });
+
+  it('refuses a file given by a name that is not an OFAC file, rather than leave it out', async () => {
+    const renamed = mkdtempSync(path.join(tmpdir(), 'sanctions-cli-'));
+    const comments = path.join(renamed, 'sdn_comments (1).csv');
+    copyFileSync(path.join(OFAC_SPILLOVER_DIR, 'sdn_comments.csv'), comments);
+    const paths = ['sdn.csv', 'alt.csv', 'add.csv'].map((file) => path.join(OFAC_SPILLOVER_DIR, file));
+    await assert.rejects(importSanctionsCommand.requests([...paths, comments], { format: 'ofac-sdn-csv' }), {
+      message: `${comments} is not an OFAC file: give files named sdn.csv, alt.csv, add.csv, sdn_comments.csv`,
+    });
   });
 });

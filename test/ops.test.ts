@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { createTestDatabase } from './helpers/database.ts';
+import { waitUntil } from './helpers/wait.ts';
 
 describe('health, readiness, metrics, OpenAPI', () => {
   let t: TestApp;
@@ -58,6 +59,34 @@ describe('health, readiness, metrics, OpenAPI', () => {
       await app.close();
       await pool.end();
     }
+  });
+
+  it('answers /readyz 503 within the wait when storage does not answer, with one check for all probes', async () => {
+    const locker = await t.db.pool.connect();
+    try {
+      await locker.query('BEGIN');
+      // The readiness check reads schema_migrations: this lock holds it as a stalled database would.
+      await locker.query('LOCK TABLE schema_migrations IN ACCESS EXCLUSIVE MODE');
+      const started = Date.now();
+      const probes = await Promise.all([1, 2, 3].map(() => t.app.inject({ method: 'GET', url: '/readyz' })));
+      const elapsed = Date.now() - started;
+      assert.deepEqual(
+        probes.map((probe) => [probe.statusCode, probe.json()]),
+        Array(3).fill([503, { status: 'storage unreachable' }]),
+      );
+      assert.ok(elapsed < 10_000, `the probes answered after the wait, not the lock: ${elapsed} ms`);
+      const waiting = await t.db.pool.query(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%schema_migrations%' AND datname = current_database()",
+      );
+      assert.equal(waiting.rows[0].n, 1, 'one check waits for the database, not one per probe');
+    } finally {
+      await locker.query('ROLLBACK');
+      locker.release();
+    }
+    await waitUntil(async () => {
+      const response = await t.app.inject({ method: 'GET', url: '/readyz' });
+      return response.statusCode === 200 && response.json().status === 'ready';
+    }, 'ready again once storage answers');
   });
 
   it('counts requests by route template and status in /metrics', async () => {

@@ -2,11 +2,15 @@
 import { Type } from '@sinclair/typebox';
 import { migrationsApplied } from '../db/migrate.ts';
 import type { App, AppDeps } from '../platform/deps.ts';
+import { SCRAPE_READ_WAIT_MS, sharedRead } from '../platform/metrics.ts';
 import { component } from '../platform/openapi.ts';
 
 const HealthBody = component('Health', Type.Object({ status: Type.String() }));
 
 export function registerOpsRoutes(app: App, deps: AppDeps): void {
+  // A database that does not answer is not ready: a probe gets 503 within the wait instead of hanging, and
+  // probes share one check, so that a stalled database does not also take a pool connection per probe.
+  const readiness = sharedRead(() => migrationsApplied(deps.pool), SCRAPE_READ_WAIT_MS);
   app.get(
     '/healthz',
     {
@@ -31,12 +35,10 @@ export function registerOpsRoutes(app: App, deps: AppDeps): void {
       },
     },
     async (_request, reply) => {
-      try {
-        if (await migrationsApplied(deps.pool)) return { status: 'ready' };
-        return reply.code(503).send({ status: 'migrations pending' });
-      } catch {
-        return reply.code(503).send({ status: 'storage unreachable' });
-      }
+      const applied = await readiness();
+      if (applied === undefined) return reply.code(503).send({ status: 'storage unreachable' });
+      if (!applied) return reply.code(503).send({ status: 'migrations pending' });
+      return { status: 'ready' };
     },
   );
 

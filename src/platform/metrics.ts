@@ -6,8 +6,8 @@ import type { GaugeGroup, GaugeReading } from './area.ts';
 /** Pending deliveries and the age of the oldest due one, read from storage on each scrape. */
 export type DeliveryQueueSource = () => Promise<{ depth: number; lagSeconds: number }>;
 
-/** How long a scrape waits for a storage read before it answers with the gauges' last values. */
-export const SCRAPE_READ_WAIT_MS = 2_000;
+/** How long a scrape or a readiness probe waits for a storage read before it answers without it. */
+export const STORAGE_READ_WAIT_MS = 2_000;
 
 /**
  * A storage read shared by the gauges it feeds: started at most once a second, never while the last one
@@ -18,7 +18,7 @@ export const SCRAPE_READ_WAIT_MS = 2_000;
  */
 export function sharedRead<T>(
   read: () => Promise<T>,
-  waitMs = SCRAPE_READ_WAIT_MS,
+  waitMs = STORAGE_READ_WAIT_MS,
 ): () => Promise<T | undefined> {
   let startedAt = 0;
   let running = false;
@@ -132,10 +132,10 @@ export class Metrics {
   /**
    * Registers gauges read from storage on each scrape, by processes that run a worker (the areas'
    * backlogs, the durable timers'). A group's query runs at most once a second, however many of its
-   * gauges a scrape collects; a read that fails, or has not answered within SCRAPE_READ_WAIT_MS, leaves
+   * gauges a scrape collects; a read that fails, or has not answered within STORAGE_READ_WAIT_MS, leaves
    * them at their last values rather than failing or holding the scrape (sharedRead).
    */
-  addStorageGauges(groups: readonly GaugeGroup[], db: Queryable, waitMs = SCRAPE_READ_WAIT_MS): void {
+  addStorageGauges(groups: readonly GaugeGroup[], db: Queryable, waitMs = STORAGE_READ_WAIT_MS): void {
     for (const group of groups) {
       const read: () => Promise<GaugeReading[] | undefined> = sharedRead(() => group.read(db), waitMs);
       for (const [name, help] of Object.entries(group.gauges)) {

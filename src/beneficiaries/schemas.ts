@@ -54,8 +54,8 @@ export const Account = component(
     additionalProperties: false,
     description:
       "The account fields of the destination's field set (GET /api/v1/beneficiaries/requirements), " +
-      'normalised (upper-case, no spaces). Returned in full to the organisation only (and, for a payout ' +
-      'paid by hand, to the operator); encrypted at rest.',
+      'normalised (upper-case, no spaces). Returned in full to the organisation only (and to the operator ' +
+      'with a payout to it, each read logged); encrypted at rest.',
   }),
 );
 

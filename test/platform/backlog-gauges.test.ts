@@ -42,15 +42,24 @@ function samples(text: string, metric: string): Map<string, number> {
 /** The gauges' reads are kept for a second: a scrape after a change waits that long. */
 const afterTheCache = () => delay(1_100);
 
+/** A test app whose /metrics shows what a worker process's does: the gauges read from storage. */
+async function workerApp(options?: Parameters<typeof startTestApp>[0]): Promise<TestApp> {
+  const t = await startTestApp(options);
+  t.deps.metrics.addStorageGauges(workerGauges(t.deps), t.db.pool);
+  return t;
+}
+
+const scrapeOf = async (t: TestApp): Promise<string> =>
+  (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+
 describe('durable timer gauges (jobs_due, jobs_due_oldest_seconds, jobs_retrying)', () => {
   let t: TestApp;
   before(async () => {
-    t = await startTestApp();
-    t.deps.metrics.addStorageGauges(workerGauges(t.deps), t.db.pool);
+    t = await workerApp();
   });
   after(() => t.close());
 
-  const scrape = async () => (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+  const scrape = () => scrapeOf(t);
 
   it('shows every kind, zeros included, before any job is due', async () => {
     const text = await scrape();
@@ -193,14 +202,13 @@ describe('durable timer gauges (jobs_due, jobs_due_oldest_seconds, jobs_retrying
 describe('payout gauges (payouts_processing, payouts_processing_oldest_seconds)', () => {
   let t: TestApp;
   before(async () => {
-    t = await startTestApp({ env: { PAYMENT_CONNECTOR: 'manual' }, extraAreas: [testBeneficiaries] });
+    t = await workerApp({ env: { PAYMENT_CONNECTOR: 'manual' }, extraAreas: [testBeneficiaries] });
     await createBeneficiaryTable(t);
-    t.deps.metrics.addStorageGauges(workerGauges(t.deps), t.db.pool);
   });
   after(() => t.close());
 
   it('counts the payouts the manual rail waits on, until the operator records them', async () => {
-    const scrape = async () => (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const scrape = () => scrapeOf(t);
     const none = await scrape();
     assert.deepEqual(
       samples(none, 'payouts_processing'),
@@ -266,14 +274,13 @@ describe('payout gauges (payouts_processing, payouts_processing_oldest_seconds)'
 describe('review gauges (sanctions_reviews_pending, sanctions_reviews_pending_oldest_seconds)', () => {
   let t: TestApp;
   before(async () => {
-    t = await startTestApp();
+    t = await workerApp();
     await importFixtures(t);
-    t.deps.metrics.addStorageGauges(workerGauges(t.deps), t.db.pool);
   });
   after(() => t.close());
 
   it('counts the screenings waiting for review until the operator decides them', async () => {
-    const scrape = async () => (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const scrape = () => scrapeOf(t);
     const none = await scrape();
     assert.deepEqual(samples(none, 'sanctions_reviews_pending'), new Map([['', 0]]));
     assert.deepEqual(samples(none, 'sanctions_reviews_pending_oldest_seconds'), new Map([['', 0]]));
@@ -316,14 +323,12 @@ describe('review gauges (sanctions_reviews_pending, sanctions_reviews_pending_ol
 describe('rate gauges (fx_rates_age_seconds)', () => {
   let t: TestApp;
   before(async () => {
-    t = await startTestApp();
-    t.deps.metrics.addStorageGauges(workerGauges(t.deps), t.db.pool);
+    t = await workerApp();
   });
   after(() => t.close());
 
   it("shows the age of each provider's current set per base, the newest import of each", async () => {
-    const scrape = async () =>
-      samples((await t.app.inject({ method: 'GET', url: '/metrics' })).body, 'fx_rates_age_seconds');
+    const scrape = async () => samples(await scrapeOf(t), 'fx_rates_age_seconds');
     const postRates = async (asOf: Date) => {
       const response = await t.app.inject({
         method: 'POST',

@@ -65,6 +65,8 @@ interface ModelTransfer {
   funded: boolean;
   screening: 'none' | 'pending' | 'reviewed';
   screeningId: string | null;
+  /** To the beneficiary with the magic name, the one a sanctions review may block. */
+  toSanctioned: boolean;
   /** The deposit legs in creation order; the last is the transfer's `deposit`. */
   deposits: { status: 'pending' | 'received'; receivedMinor: bigint | null }[];
   payout: { status: 'processing' | 'completed' | 'failed' | 'returned'; failureReason: string | null } | null;
@@ -76,6 +78,8 @@ interface Model {
   availableMinor: bigint;
   heldMinor: bigint;
   transfers: ModelTransfer[];
+  /** The beneficiary with the magic name was blocked by a sanctions review (confirmed_match). */
+  blocked: boolean;
 }
 
 interface Real {
@@ -300,6 +304,11 @@ class Confirm implements Command {
         funding_method: this.funding,
       }),
     );
+    if (this.sanctioned && model.blocked) {
+      expectRefused(response, 400, 'BENEFICIARY_NOT_ACTIVE');
+      assert.equal((await send(real.api.get(`${QUOTES}/${q.id}`))).json().status, 'open');
+      return verify(model, real);
+    }
     if (this.funding === 'balance' && model.availableMinor < this.sourceMinor) {
       expectRefused(response, 400, 'INSUFFICIENT_FUNDS');
       assert.equal(
@@ -326,6 +335,7 @@ class Confirm implements Command {
       funded: this.funding === 'balance',
       screening: this.sanctioned ? 'pending' : 'none',
       screeningId: view.screening_id,
+      toSanctioned: this.sanctioned,
       deposits: first === 'awaiting_deposit' ? [{ status: 'pending', receivedMinor: null }] : [],
       payout: first === 'processing' ? { status: 'processing', failureReason: null } : null,
       events: [[first, null]],
@@ -423,6 +433,11 @@ async function arrived(
   model.availableMinor += amount;
   transfer.deposits[leg] = { status: 'received', receivedMinor: amount };
   if (transfer.status !== 'awaiting_deposit' || leg !== transfer.deposits.length - 1) return;
+  // Its beneficiary was blocked since the confirm: rejected, the money stays on the balance (D20).
+  if (transfer.toSanctioned && model.blocked) {
+    addEvent(transfer, 'rejected');
+    return;
+  }
   if (amount < transfer.sourceMinor) {
     transfer.deposits.push({ status: 'pending', receivedMinor: null });
     return;
@@ -571,7 +586,8 @@ class Review implements Command {
     transfer.screening = 'reviewed';
     // A review of a transfer no longer in review (cancelled meanwhile) moves nothing.
     if (transfer.status !== 'in_review') return verify(model, real);
-    if (this.decision === 'confirmed_match') {
+    // Cleared, but its beneficiary was blocked since: rejected all the same, the money back (D20).
+    if (this.decision === 'confirmed_match' || (transfer.toSanctioned && model.blocked)) {
       if (transfer.funded) model.availableMinor += transfer.sourceMinor;
       transfer.funded = false;
       addEvent(transfer, 'rejected');
@@ -689,7 +705,11 @@ class Replay implements Command {
     if (!last) return verify(model, real);
     const headers = { 'idempotency-key': last.key };
     if (this.otherPath && last.status !== 422) {
-      const response = await send(real.api.post(`${TRANSFERS}/${UNKNOWN('trf')}/cancel`, undefined, headers));
+      const other = [
+        `${TRANSFERS}/${UNKNOWN('trf')}/cancel`,
+        `/api/v1/sandbox/transfers/${UNKNOWN('trf')}/expire`,
+      ].find((url) => url !== last.url)!;
+      const response = await send(real.api.post(other, undefined, headers));
       expectRefused(response, 422, 'IDEMPOTENCY_KEY_REUSED', 'Idempotency-Key');
       return verify(model, real);
     }
@@ -700,6 +720,39 @@ class Replay implements Command {
     return verify(model, real);
   }
   toString = () => `replay(${this.otherPath ? 'another path' : 'same request'})`;
+}
+
+/**
+ * The beneficiary with the magic name is renamed (to another magic name: it is screened again and held in
+ * review) and the review confirms the match: it is blocked. A blocked beneficiary cannot be changed: 400
+ * INVALID_STATE (D19).
+ */
+class BlockBeneficiary implements Command {
+  check = () => true;
+  async run(model: Model, real: Real): Promise<void> {
+    const renamed = await send(
+      real.api.patch(`/api/v1/beneficiaries/${real.sanctioned}`, { name: 'Paula Sanctioned' }),
+    );
+    if (model.blocked) {
+      expectRefused(renamed, 400, 'INVALID_STATE');
+      return verify(model, real);
+    }
+    expectOk(renamed);
+    const held = renamed.json() as { status: string; screening_id: string };
+    assert.equal(held.status, 'in_review');
+    expectOk(
+      await post(real, `/api/v1/sandbox/screenings/${held.screening_id}/review`, {
+        decision: 'confirmed_match',
+      }),
+    );
+    assert.equal(
+      (await send(real.api.get(`/api/v1/beneficiaries/${real.sanctioned}`))).json().status,
+      'blocked',
+    );
+    model.blocked = true;
+    return verify(model, real);
+  }
+  toString = () => 'blockBeneficiary()';
 }
 
 class TopUp implements Command {
@@ -776,6 +829,7 @@ const commands = [
     { weight: 1, arbitrary: index.map((value) => new ExpireAcceptedQuote(value)) },
     { weight: 1, arbitrary: index.map((value) => new CancelPayoutLeg(value)) },
     { weight: 2, arbitrary: fc.boolean().map((otherPath) => new Replay(otherPath)) },
+    { weight: 1, arbitrary: fc.constant(null).map(() => new BlockBeneficiary()) },
   ),
 ];
 
@@ -827,7 +881,12 @@ describe('transfers against a model (D20, D21, D24)', () => {
       201,
     );
     return {
-      model: { availableMinor: START_MINOR, heldMinor: OPENING_MINOR - START_MINOR, transfers: [] },
+      model: {
+        availableMinor: START_MINOR,
+        heldMinor: OPENING_MINOR - START_MINOR,
+        transfers: [],
+        blocked: false,
+      },
       real: { t, api, plain: plain.id, sanctioned: sanctioned.id, keys: 0 },
     };
   }

@@ -137,7 +137,16 @@ export async function buildApp(deps: AppDeps, options: BuildOptions): Promise<Ap
   // Fastify runs onResponse once the answer has gone out in full, never for a client that hung up before
   // (or while reading it); that request's work is done all the same, so it gets its line and its count
   // when its connection closes, with the status of the answer it was given.
+  // Once the server is closing, an answer also closes its connection: a keep-alive client that sent its
+  // request before the close began would otherwise hold the connection open, and the drain with it, until
+  // the keep-alive timeout.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   app.addHook('onSend', (request, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close');
     const response = reply.raw;
     if (response.destroyed) record(request, reply);
     else response.once('close', () => response.writableFinished || record(request, reply));

@@ -137,22 +137,28 @@ export async function buildApp(deps: AppDeps, options: BuildOptions): Promise<Ap
   // Fastify runs onResponse once the answer has gone out in full, never for a client that hung up before
   // (or while reading it); that request's work is done all the same, so it gets its line and its count
   // when its connection closes, with the status of the answer it was given.
-  // Once the server is closing, an answer also closes its connection: a keep-alive client that sent its
-  // request before the close began would otherwise hold the connection open, and the drain with it, until
-  // the keep-alive timeout.
-  let closing = false;
-  app.addHook('preClose', (done) => {
-    closing = true;
-    done();
-  });
   app.addHook('onSend', (request, reply, payload, done) => {
-    if (closing) reply.header('connection', 'close');
     const response = reply.raw;
     if (response.destroyed) record(request, reply);
     else response.once('close', () => response.writableFinished || record(request, reply));
     done(null, payload);
   });
-  app.addHook('onResponse', async (request, reply) => record(request, reply));
+  // The close closes the connections idle at that moment (forceCloseConnections: 'idle'); one whose
+  // answer was still being prepared turns idle once the answer is out, and a keep-alive client would hold
+  // it open, and the drain with it, until the keep-alive timeout. It is closed then, unless a request that
+  // had already arrived on it is still to be answered (Node skips a connection with an answer in
+  // progress); that one is served, with Connection: close.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  const closeIdleConnections = () => app.server.closeIdleConnections();
+  app.addHook('onResponse', async (request, reply) => {
+    record(request, reply);
+    // After Node has handed the connection to the next answer queued on it, if any.
+    if (closing) setImmediate(closeIdleConnections);
+  });
 
   // The shared schemas of every area, before the routes that reference them.
   for (const schema of componentSchemas()) app.addSchema(schema);

@@ -1,6 +1,6 @@
 // Shutdown (docs/operator/running.md) of a real `serve` process with a request in flight on a keep-alive
 // connection, as every HTTP client keeps by default: the request is answered, its connection is closed
-// with the answer, and the process exits 0 once it is done, without waiting for the client to hang up.
+// once the answer is out, and the process exits 0, without waiting for the client to hang up.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
@@ -16,7 +16,7 @@ describe('shutdown with a request in flight on a keep-alive connection', () => {
   });
   after(() => db.drop());
 
-  it('answers it with Connection: close and exits 0', async () => {
+  it('answers it, closes its connection and exits 0', async () => {
     // The drain must end on its own: the forced exit (code 1) comes 5 s after this.
     const service = await startService(
       'serve',
@@ -44,7 +44,6 @@ describe('shutdown with a request in flight on a keep-alive connection', () => {
       await locker.query('COMMIT');
       const response = await answer;
       assert.equal(response.status, 200);
-      assert.equal(response.headers.get('connection'), 'close');
       assert.deepEqual(await response.json(), { status: 'ready' });
     } finally {
       await locker.end();

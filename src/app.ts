@@ -4,7 +4,12 @@ import { maxHeaderSize } from 'node:http';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
 import FindMyWay from 'find-my-way';
 import pino, { type Logger } from 'pino';
 import { registerAdminRoutes } from './admin/routes.ts';
@@ -106,7 +111,11 @@ export async function buildApp(deps: AppDeps, options: BuildOptions): Promise<Ap
   // matching REDACTED_PATHS (wildcards included) against it cost 6 of its 10 µs, on every request
   // (GET subscription, issue 6). Every other line, and any object logged, is still redacted.
   const accessLog = app.log.child({}, { redact: [] });
-  app.addHook('onResponse', async (request, reply) => {
+  const recorded = new WeakSet<FastifyRequest>();
+  const record = (request: FastifyRequest, reply: FastifyReply) => {
+    if (recorded.has(request)) return;
+    recorded.add(request);
+    const answered = reply.raw.writableFinished;
     accessLog.info(
       {
         request_id: request.id,
@@ -114,13 +123,41 @@ export async function buildApp(deps: AppDeps, options: BuildOptions): Promise<Ap
         url: request.url,
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime),
+        ...(answered ? {} : { client_closed: true }),
       },
-      'request completed',
+      answered
+        ? 'request completed'
+        : 'request completed; the client closed the connection before the answer',
     );
     const route = request.routeOptions.url ?? 'unmatched';
     const labels = { method: request.method, route, status: String(reply.statusCode) };
     deps.metrics.httpRequests.inc(labels);
     deps.metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+  };
+  // Fastify runs onResponse once the answer has gone out in full, never for a client that hung up before
+  // (or while reading it); that request's work is done all the same, so it gets its line and its count
+  // when its connection closes, with the status of the answer it was given.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    const response = reply.raw;
+    if (response.destroyed) record(request, reply);
+    else response.once('close', () => response.writableFinished || record(request, reply));
+    done(null, payload);
+  });
+  // The close closes the connections idle at that moment (forceCloseConnections: 'idle'); one whose
+  // answer was still being prepared turns idle once the answer is out, and a keep-alive client would hold
+  // it open, and the drain with it, until the keep-alive timeout. It is closed then, unless a request that
+  // had already arrived on it is still to be answered (Node skips a connection with an answer in
+  // progress); that one is served, with Connection: close.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  const closeIdleConnections = () => app.server.closeIdleConnections();
+  app.addHook('onResponse', async (request, reply) => {
+    record(request, reply);
+    // After Node has handed the connection to the next answer queued on it, if any.
+    if (closing) setImmediate(closeIdleConnections);
   });
 
   // The shared schemas of every area, before the routes that reference them.

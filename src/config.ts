@@ -22,6 +22,10 @@ export interface Config {
   logLevel: string;
   databaseUrl: string | undefined;
   databasePoolSize: number;
+  /** Bound on opening one database connection (0: none). */
+  databaseConnectTimeoutMs: number;
+  /** Bound on the answer to one statement; the connection is then closed (0: none). */
+  databaseStatementTimeoutMs: number;
   dataDir: string;
   authRealm: string;
   authPublicUrl: string | undefined;
@@ -434,6 +438,8 @@ export function loadConfig(env: Env = process.env): Config {
     ] as const),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     databasePoolSize: int(env, 'DATABASE_POOL_SIZE', 20, 1, 1000),
+    databaseConnectTimeoutMs: int(env, 'DATABASE_CONNECT_TIMEOUT_MS', 10_000, 0, 600_000),
+    databaseStatementTimeoutMs: int(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 60_000, 0, 3_600_000),
     dataDir: str(env, 'DATA_DIR', './data'),
     authRealm,
     authPublicUrl: url(env, 'AUTH_PUBLIC_URL', ['http:', 'https:']),

@@ -40,7 +40,10 @@ export async function openRuntime(config: Config, log: Logger, applicationName: 
     databaseUrl = embedded.url;
   }
   try {
-    const pool = createPool(databaseUrl, config.databasePoolSize, applicationName);
+    const pool = createPool(databaseUrl, config.databasePoolSize, applicationName, {
+      connectTimeoutMs: config.databaseConnectTimeoutMs,
+      statementTimeoutMs: config.databaseStatementTimeoutMs,
+    });
     const applied = await migrate(pool);
     if (applied.length > 0) log.info({ applied }, 'migrations applied');
     const deps = createAppDeps({

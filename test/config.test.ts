@@ -36,6 +36,19 @@ describe('configuration (D1)', () => {
     assert.equal(config.adminApiKey, undefined);
   });
 
+  it('bounds opening a database connection and its answer to a statement by default; 0 turns a bound off', () => {
+    const config = loadConfig({});
+    assert.equal(config.databaseConnectTimeoutMs, 10_000);
+    assert.equal(config.databaseStatementTimeoutMs, 60_000);
+    const off = loadConfig({ DATABASE_CONNECT_TIMEOUT_MS: '0', DATABASE_STATEMENT_TIMEOUT_MS: '0' });
+    assert.equal(off.databaseConnectTimeoutMs, 0);
+    assert.equal(off.databaseStatementTimeoutMs, 0);
+  });
+  it('rejects a DATABASE_CONNECT_TIMEOUT_MS that is not a whole number', () =>
+    rejects({ DATABASE_CONNECT_TIMEOUT_MS: '5s' }, 'DATABASE_CONNECT_TIMEOUT_MS'));
+  it('rejects a DATABASE_STATEMENT_TIMEOUT_MS out of range', () =>
+    rejects({ DATABASE_STATEMENT_TIMEOUT_MS: '3600001' }, 'DATABASE_STATEMENT_TIMEOUT_MS'));
+
   it('uses the production realm by default in production', () => {
     const config = loadConfig({ APP_ENV: 'production', SECRETS_ENCRYPTION_KEY: 'b'.repeat(64) });
     assert.equal(config.authRealm, 'production');

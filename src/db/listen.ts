@@ -2,9 +2,12 @@
 // NOTIFYs at commit, so workers start on it at once instead of polling (webhook deliveries, D10; timers,
 // D21). The connection is re-opened after any error with a capped backoff; every (re)connect also wakes
 // the listener, since notifications sent while it was down are lost.
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Pool } from './pool.ts';
+
+/** How long closing waits for the database to acknowledge the end of the session. */
+const CLOSE_GRACE_MS = 1_000;
 
 export interface Listener {
   close(): Promise<void>;
@@ -25,7 +28,9 @@ export function listenOnChannel(
   const run = async () => {
     let backoffMs = 250;
     while (!closed) {
-      const client = new pg.Client({
+      // The pool's own client class, with its bound on opening a connection: a database that does not
+      // answer fails the attempt, which is retried, instead of holding it for ever.
+      const client = new (pool as Pool & { Client: typeof pg.Client }).Client({
         ...pool.options,
         application_name:
           options.applicationName ?? `${pool.options.application_name ?? 'payment-service'}:listen`,
@@ -73,7 +78,16 @@ export function listenOnChannel(
       closed = true;
       stopWaiting?.();
       stopSleeping?.();
-      await current?.end().catch(() => {});
+      const client = current;
+      if (client) {
+        // The goodbye is acknowledged at once by a database that answers; one that does not answer never
+        // acknowledges it, and the connection is then dropped rather than waited on for ever.
+        const ended = client.end().catch(() => {});
+        const grace = new Promise<void>((resolve) => setTimeout(resolve, CLOSE_GRACE_MS).unref());
+        if ((await Promise.race([ended.then(() => true), grace.then(() => false)])) === false) {
+          (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+        }
+      }
       await running;
     },
   };

@@ -5,7 +5,7 @@ import { globSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Pool } from './pool.ts';
+import { type Pool, unboundedStatements } from './pool.ts';
 
 const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 const SOURCE_DIR = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
@@ -56,6 +56,11 @@ export async function loadMigrations(dirs = migrationDirs()): Promise<Migration[
 
 /** Applies pending migrations; returns the versions this call applied (empty when up to date). */
 export async function migrate(pool: Pool, migrations?: Migration[]): Promise<number[]> {
+  // Its statements may rightly wait long: for another process's migrations, on an index build.
+  return unboundedStatements.run(true, () => applyMigrations(pool, migrations));
+}
+
+async function applyMigrations(pool: Pool, migrations: Migration[] | undefined): Promise<number[]> {
   const all = migrations ?? (await loadMigrations());
   const client = await pool.connect();
   // A connection cut mid-migration rejects the running query; without a listener it would also be an

@@ -10,12 +10,108 @@ export type PoolClient = pg.PoolClient;
 /** Anything that runs a query: the pool, or a client inside a transaction. */
 export type Queryable = pg.Pool | pg.PoolClient;
 
-export function createPool(connectionString: string, max: number, applicationName: string): pg.Pool {
+export interface DatabaseTimeouts {
+  /**
+   * Bound on opening one connection: TCP, startup and authentication. Not on waiting for a connection of a
+   * busy pool, which queues as long as it must. 0: none.
+   */
+  connectTimeoutMs?: number;
+  /**
+   * Bound on one statement's answer, counted from when it is sent. Past it the statement fails with
+   * StatementTimeoutError and its connection is closed, never reused. 0: none.
+   */
+  statementTimeoutMs?: number;
+}
+
+/** A statement that got no answer within the pool's bound; its connection is closed. */
+export class StatementTimeoutError extends Error {
+  readonly code = 'STATEMENT_TIMEOUT';
+  constructor(timeoutMs: number) {
+    super(`the database did not answer a statement within ${timeoutMs} ms; the connection was closed`);
+    this.name = 'StatementTimeoutError';
+  }
+}
+
+/**
+ * Work whose statements may rightly run longer than the statement bound: migrations (one waits for another
+ * process's migrations; an index build on a large table) and the loading of whole sanctions lists.
+ */
+export const unboundedStatements = new AsyncLocalStorage<true>();
+
+type Settling = { once?(event: string, listener: () => void): unknown };
+
+/**
+ * The pool's clients, with the bounds. A stalled server (it accepts connections and answers nothing; a
+ * network that drops the packets of a live connection) otherwise leaves a connect or a statement waiting
+ * for ever: every request then waits with it, the connections it holds never come back, and a pool full of
+ * them stays stuck after the database is back. The statement bound is enforced here, by closing the
+ * connection, rather than with PostgreSQL's statement_timeout, which a server that does not answer never
+ * applies; and rather than with pg's query_timeout, which leaves the connection busy with the unanswered
+ * statement and hands it back to the pool.
+ */
+function boundedClient(timeouts: DatabaseTimeouts): typeof pg.Client {
+  const connectTimeoutMs = timeouts.connectTimeoutMs ?? 0;
+  const statementTimeoutMs = timeouts.statementTimeoutMs ?? 0;
+  return class BoundedClient extends pg.Client {
+    constructor(config?: string | pg.ClientConfig) {
+      super({
+        ...(typeof config === 'string' ? { connectionString: config } : config),
+        connectionTimeoutMillis: connectTimeoutMs,
+      });
+    }
+
+    // biome-ignore lint/suspicious/noExplicitAny: pg's query has many overloads; each is passed on as it is.
+    override query(...args: any[]): any {
+      // biome-ignore lint/suspicious/noExplicitAny: as above.
+      const run = (super.query as (...a: any[]) => any).bind(this);
+      if (statementTimeoutMs <= 0 || unboundedStatements.getStore()) return run(...args);
+      let timer: NodeJS.Timeout | undefined;
+      const settle = () => clearTimeout(timer);
+      const last = args.length - 1;
+      const submittable = typeof (args[0] as { submit?: unknown } | undefined)?.submit === 'function';
+      if (!submittable && typeof args[last] === 'function') {
+        const callback = args[last] as (...results: unknown[]) => void;
+        args[last] = (...results: unknown[]) => {
+          settle();
+          callback(...results);
+        };
+      }
+      const result = run(...args);
+      if (submittable) {
+        const events = result as Settling;
+        if (typeof events.once !== 'function') return result;
+        events.once('end', settle);
+        events.once('error', settle);
+      } else if (typeof (result as Promise<unknown> | undefined)?.then === 'function') {
+        (result as Promise<unknown>).then(settle, settle);
+      }
+      timer = setTimeout(() => {
+        // The running statement and any queued behind it reject with this error, the client emits 'error',
+        // and the pool (or withTransaction) discards it.
+        (
+          this as unknown as { connection: { stream: { destroy(error: Error): void } } }
+        ).connection.stream.destroy(new StatementTimeoutError(statementTimeoutMs));
+      }, statementTimeoutMs);
+      timer.unref();
+      return result;
+    }
+  };
+}
+
+export function createPool(
+  connectionString: string,
+  max: number,
+  applicationName: string,
+  timeouts: DatabaseTimeouts = {},
+): pg.Pool {
   const pool = new pg.Pool({
     connectionString,
     max,
     application_name: applicationName,
     idleTimeoutMillis: 30_000,
+    // Not connectionTimeoutMillis: pg-pool would also apply it to a request waiting for a busy pool's
+    // connection, and fail the queue that forms under load.
+    Client: boundedClient(timeouts),
   });
   // An idle client losing its connection (a database restart) must not crash the process;
   // the pool discards it and the next query reconnects.

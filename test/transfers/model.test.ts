@@ -250,6 +250,21 @@ async function verify(model: Model, real: Real): Promise<void> {
 
 type Command = fc.AsyncCommand<Model, Real>;
 
+/** A command that always runs: it reads the model to know whether the service must carry it out or refuse it. */
+abstract class AlwaysRun implements Command {
+  check = () => true;
+  abstract run(model: Model, real: Real): Promise<void>;
+}
+
+/** A command on the model's transfer at `index` (of those it picks from, modulo their count). */
+abstract class OnTransfer extends AlwaysRun {
+  readonly index: number;
+  constructor(index: number) {
+    super();
+    this.index = index;
+  }
+}
+
 /**
  * Picks a transfer among those `filter` keeps, by a drawn index; undefined when there is none. An even
  * index prefers those the command may act on (`allowed`), so that short sequences reach deep states; an
@@ -286,17 +301,17 @@ async function quote(real: Real, sourceMinor: bigint): Promise<{ id: string; des
   return response.json() as { id: string; destination_amount: string };
 }
 
-class Confirm implements Command {
+class Confirm extends AlwaysRun {
   readonly funding: 'balance' | 'bank_transfer';
   readonly sourceMinor: bigint;
   readonly sanctioned: boolean;
   constructor(funding: 'balance' | 'bank_transfer', sourceMinor: bigint, sanctioned: boolean) {
+    super();
     this.funding = funding;
     this.sourceMinor = sourceMinor;
     this.sanctioned = sanctioned;
   }
-  check = () => true;
-  async run(model: Model, real: Real): Promise<void> {
+  override async run(model: Model, real: Real): Promise<void> {
     const q = await quote(real, this.sourceMinor);
     const response = await send(
       post(real, `${QUOTES}/${q.id}/confirm`, {
@@ -345,18 +360,13 @@ class Confirm implements Command {
     if (first === 'processing') await handedOff(real, transfer);
     return verify(model, real);
   }
-  toString = () =>
+  override toString = () =>
     `confirm(${this.funding}, ${usd(this.sourceMinor)}${this.sanctioned ? ', sanctioned' : ''})`;
 }
 
 /** A second confirm of a quote a transfer accepted: 400 INVALID_STATE (D20). */
-class ConfirmAgain implements Command {
-  readonly index: number;
-  constructor(index: number) {
-    this.index = index;
-  }
-  check = () => true;
-  async run(model: Model, real: Real): Promise<void> {
+class ConfirmAgain extends OnTransfer {
+  override async run(model: Model, real: Real): Promise<void> {
     const transfer = pick(model, this.index, any, any);
     if (!transfer) return unknown(model, real, `${QUOTES}/${UNKNOWN('qte')}/confirm`, CONFIRM_BODY(real));
     const response = await send(
@@ -368,17 +378,17 @@ class ConfirmAgain implements Command {
     expectRefused(response, 400, 'INVALID_STATE');
     return verify(model, real);
   }
-  toString = () => `confirmAgain(#${this.index})`;
+  override toString = () => `confirmAgain(#${this.index})`;
 }
 
 /** A quote expired by the sandbox: its confirm is 400 QUOTE_EXPIRED, nothing created (D20, D24). */
-class ConfirmExpiredQuote implements Command {
+class ConfirmExpiredQuote extends AlwaysRun {
   readonly funding: 'balance' | 'bank_transfer';
   constructor(funding: 'balance' | 'bank_transfer') {
+    super();
     this.funding = funding;
   }
-  check = () => true;
-  async run(model: Model, real: Real): Promise<void> {
+  override async run(model: Model, real: Real): Promise<void> {
     const q = await quote(real, 10_000n);
     expectOk(await post(real, `/api/v1/sandbox/quotes/${q.id}/expire`));
     const response = await send(
@@ -390,16 +400,11 @@ class ConfirmExpiredQuote implements Command {
     expectRefused(response, 400, 'QUOTE_EXPIRED');
     return verify(model, real);
   }
-  toString = () => `confirmExpiredQuote(${this.funding})`;
+  override toString = () => `confirmExpiredQuote(${this.funding})`;
 }
 
-class Cancel implements Command {
-  readonly index: number;
-  constructor(index: number) {
-    this.index = index;
-  }
-  check = () => true;
-  async run(model: Model, real: Real): Promise<void> {
+class Cancel extends OnTransfer {
+  override async run(model: Model, real: Real): Promise<void> {
     const transfer = pick(model, this.index, any, (candidate) =>
       ['awaiting_deposit', 'in_review'].includes(candidate.status),
     );
@@ -415,7 +420,7 @@ class Cancel implements Command {
     addEvent(transfer, 'cancelled');
     return verify(model, real);
   }
-  toString = () => `cancel(#${this.index})`;
+  override toString = () => `cancel(#${this.index})`;
 }
 
 /**
@@ -454,17 +459,15 @@ function arrival(kind: 'default' | 'exact' | 'under' | 'over', source: bigint, d
 }
 
 /** The sandbox's deposit for the transfer: the exact amount (default or given), less, or more (D20, D24). */
-class Fund implements Command {
-  readonly index: number;
+class Fund extends OnTransfer {
   readonly kind: 'default' | 'exact' | 'under' | 'over';
   readonly deltaMinor: bigint;
   constructor(index: number, kind: 'default' | 'exact' | 'under' | 'over', deltaMinor: bigint) {
-    this.index = index;
+    super(index);
     this.kind = kind;
     this.deltaMinor = deltaMinor;
   }
-  check = () => true;
-  async run(model: Model, real: Real): Promise<void> {
+  override async run(model: Model, real: Real): Promise<void> {
     const transfer = pick(model, this.index, any, waiting);
     if (!transfer) return unknown(model, real, `/api/v1/sandbox/transfers/${UNKNOWN('trf')}/fund`);
     const amount = arrival(this.kind, transfer.sourceMinor, this.deltaMinor);
@@ -478,16 +481,11 @@ class Fund implements Command {
     await arrived(model, real, transfer, transfer.deposits.length - 1, amount);
     return verify(model, real);
   }
-  toString = () => `fund(#${this.index}, ${this.kind}, ${this.deltaMinor})`;
+  override toString = () => `fund(#${this.index}, ${this.kind}, ${this.deltaMinor})`;
 }
 
-class Expire implements Command {
-  readonly index: number;
-  constructor(index: number) {
-    this.index = index;
-  }
-  check = () => true;
-  async run(model: Model, real: Real): Promise<void> {
+class Expire extends OnTransfer {
+  override async run(model: Model, real: Real): Promise<void> {
     const transfer = pick(model, this.index, any, waiting);
     if (!transfer) return unknown(model, real, `/api/v1/sandbox/transfers/${UNKNOWN('trf')}/expire`);
     const response = await post(real, `/api/v1/sandbox/transfers/${transfer.id}/expire`);
@@ -500,23 +498,21 @@ class Expire implements Command {
     addEvent(transfer, 'expired');
     return verify(model, real);
   }
-  toString = () => `expire(#${this.index})`;
+  override toString = () => `expire(#${this.index})`;
 }
 
 const FAILURES = [undefined, 'account_closed', 'invalid_account', 'rejected_by_bank', 'compliance'] as const;
 
 /** The sandbox rail's outcome for a transfer's payout leg (D21, D24). */
-class Settle implements Command {
-  readonly index: number;
+class Settle extends OnTransfer {
   readonly outcome: 'complete' | 'fail' | 'return';
   readonly reason: (typeof FAILURES)[number];
   constructor(index: number, outcome: 'complete' | 'fail' | 'return', reason: (typeof FAILURES)[number]) {
-    this.index = index;
+    super(index);
     this.outcome = outcome;
     this.reason = reason;
   }
-  check = () => true;
-  async run(model: Model, real: Real): Promise<void> {
+  override async run(model: Model, real: Real): Promise<void> {
     const from = this.outcome === 'return' ? 'completed' : 'processing';
     const transfer = pick(
       model,
@@ -551,19 +547,17 @@ class Settle implements Command {
     }
     return verify(model, real);
   }
-  toString = () => `${this.outcome}Payout(#${this.index}${this.reason ? `, ${this.reason}` : ''})`;
+  override toString = () => `${this.outcome}Payout(#${this.index}${this.reason ? `, ${this.reason}` : ''})`;
 }
 
 /** The operator's review of a transfer's screening hit, as the sandbox simulates it (D18, D20, D24). */
-class Review implements Command {
-  readonly index: number;
+class Review extends OnTransfer {
   readonly decision: 'cleared' | 'confirmed_match';
   constructor(index: number, decision: 'cleared' | 'confirmed_match') {
-    this.index = index;
+    super(index);
     this.decision = decision;
   }
-  check = () => true;
-  async run(model: Model, real: Real): Promise<void> {
+  override async run(model: Model, real: Real): Promise<void> {
     const transfer = pick(
       model,
       this.index,
@@ -599,7 +593,7 @@ class Review implements Command {
     }
     return verify(model, real);
   }
-  toString = () => `review(#${this.index}, ${this.decision})`;
+  override toString = () => `review(#${this.index}, ${this.decision})`;
 }
 
 /**
@@ -607,19 +601,17 @@ class Review implements Command {
  * as the transfer's own funding; a leg of a transfer that no longer waits (cancelled, expired) is credited
  * to the balance and moves nothing; a leg already received is 400 INVALID_STATE (D20, D21, D24).
  */
-class ReceiveDeposit implements Command {
-  readonly index: number;
+class ReceiveDeposit extends OnTransfer {
   readonly leg: number;
   readonly kind: 'default' | 'exact' | 'under' | 'over';
   readonly deltaMinor: bigint;
   constructor(index: number, leg: number, kind: ReceiveDeposit['kind'], deltaMinor: bigint) {
-    this.index = index;
+    super(index);
     this.leg = leg;
     this.kind = kind;
     this.deltaMinor = deltaMinor;
   }
-  check = () => true;
-  async run(model: Model, real: Real): Promise<void> {
+  override async run(model: Model, real: Real): Promise<void> {
     const transfer = pick(
       model,
       this.index,
@@ -649,17 +641,13 @@ class ReceiveDeposit implements Command {
     await arrived(model, real, transfer, leg, amount);
     return verify(model, real);
   }
-  toString = () => `receiveDeposit(#${this.index}, leg ${this.leg}, ${this.kind}, ${this.deltaMinor})`;
+  override toString = () =>
+    `receiveDeposit(#${this.index}, leg ${this.leg}, ${this.kind}, ${this.deltaMinor})`;
 }
 
 /** The sandbox's expiry of a quote a transfer accepted: 400 INVALID_STATE (D24). */
-class ExpireAcceptedQuote implements Command {
-  readonly index: number;
-  constructor(index: number) {
-    this.index = index;
-  }
-  check = () => true;
-  async run(model: Model, real: Real): Promise<void> {
+class ExpireAcceptedQuote extends OnTransfer {
+  override async run(model: Model, real: Real): Promise<void> {
     const transfer = pick(model, this.index, any, any);
     if (!transfer) return unknown(model, real, `/api/v1/sandbox/quotes/${UNKNOWN('qte')}/expire`);
     expectRefused(
@@ -669,24 +657,19 @@ class ExpireAcceptedQuote implements Command {
     );
     return verify(model, real);
   }
-  toString = () => `expireAcceptedQuote(#${this.index})`;
+  override toString = () => `expireAcceptedQuote(#${this.index})`;
 }
 
 /** The client's cancel of a transfer's payout leg: 400 INVALID_STATE, it moves with its transfer (D21). */
-class CancelPayoutLeg implements Command {
-  readonly index: number;
-  constructor(index: number) {
-    this.index = index;
-  }
-  check = () => true;
-  async run(model: Model, real: Real): Promise<void> {
+class CancelPayoutLeg extends OnTransfer {
+  override async run(model: Model, real: Real): Promise<void> {
     const transfer = pick(model, this.index, (candidate) => candidate.payout !== null, any);
     if (!transfer) return unknown(model, real, `${PAYOUTS}/${UNKNOWN('pyt')}/cancel`);
     const payoutId = await payoutIdOf(real, transfer);
     expectRefused(await post(real, `${PAYOUTS}/${payoutId}/cancel`), 400, 'INVALID_STATE');
     return verify(model, real);
   }
-  toString = () => `cancelPayoutLeg(#${this.index})`;
+  override toString = () => `cancelPayoutLeg(#${this.index})`;
 }
 
 /**
@@ -694,13 +677,13 @@ class CancelPayoutLeg implements Command {
  * answer (a 422 is not kept: it answers again the same), another path with the key is 422
  * IDEMPOTENCY_KEY_REUSED; either way nothing changes.
  */
-class Replay implements Command {
+class Replay extends AlwaysRun {
   readonly otherPath: boolean;
   constructor(otherPath: boolean) {
+    super();
     this.otherPath = otherPath;
   }
-  check = () => true;
-  async run(model: Model, real: Real): Promise<void> {
+  override async run(model: Model, real: Real): Promise<void> {
     const last = real.last;
     if (!last) return verify(model, real);
     const headers = { 'idempotency-key': last.key };
@@ -722,7 +705,7 @@ class Replay implements Command {
     assert.equal(response.headers['idempotent-replayed'], last.status === 422 ? undefined : 'true');
     return verify(model, real);
   }
-  toString = () => `replay(${this.otherPath ? 'another path' : 'same request'})`;
+  override toString = () => `replay(${this.otherPath ? 'another path' : 'same request'})`;
 }
 
 /**
@@ -730,9 +713,8 @@ class Replay implements Command {
  * review) and the review confirms the match: it is blocked. A blocked beneficiary cannot be changed: 400
  * INVALID_STATE (D19).
  */
-class BlockBeneficiary implements Command {
-  check = () => true;
-  async run(model: Model, real: Real): Promise<void> {
+class BlockBeneficiary extends AlwaysRun {
+  override async run(model: Model, real: Real): Promise<void> {
     const renamed = await send(
       real.api.patch(`/api/v1/beneficiaries/${real.sanctioned}`, { name: 'Paula Sanctioned' }),
     );
@@ -755,23 +737,23 @@ class BlockBeneficiary implements Command {
     model.blocked = true;
     return verify(model, real);
   }
-  toString = () => 'blockBeneficiary()';
+  override toString = () => 'blockBeneficiary()';
 }
 
-class TopUp implements Command {
+class TopUp extends AlwaysRun {
   readonly minor: bigint;
   constructor(minor: bigint) {
+    super();
     this.minor = minor;
   }
-  check = () => true;
-  async run(model: Model, real: Real): Promise<void> {
+  override async run(model: Model, real: Real): Promise<void> {
     expectOk(
       await send(post(real, '/api/v1/sandbox/balances/top-up', { currency: 'USD', amount: usd(this.minor) })),
     );
     model.availableMinor += this.minor;
     return verify(model, real);
   }
-  toString = () => `topUp(${usd(this.minor)})`;
+  override toString = () => `topUp(${usd(this.minor)})`;
 }
 
 // From 2.00 USD: 1.00 has nothing left after the fee of 1.00 + 0.50 % (422 on source_amount).

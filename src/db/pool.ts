@@ -211,6 +211,40 @@ export function pgErrorCode(error: unknown): string | undefined {
     : undefined;
 }
 
+/** Network errors of a connection to the database that a later attempt may not meet. */
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/**
+ * The database could not be reached, stopped answering, or is shutting down or full: nothing in the
+ * request is at fault and a later attempt may succeed. PostgreSQL's class 08 (connection exception),
+ * 57P01-57P03 (shut down, crashed, starting) and 53300 (too many connections); node-postgres's own
+ * connection errors; and the pool's statement bound.
+ */
+export function isStorageUnavailable(error: unknown): boolean {
+  if (error instanceof StatementTimeoutError) return true;
+  const code = pgErrorCode(error);
+  if (code !== undefined) {
+    return (
+      code.startsWith('08') ||
+      ['57P01', '57P02', '57P03', '53300'].includes(code) ||
+      UNREACHABLE_CODES.has(code)
+    );
+  }
+  const message = error instanceof Error ? error.message : '';
+  return (
+    message.startsWith('Connection terminated') ||
+    message === 'Client has encountered a connection error and is not queryable' ||
+    message === 'timeout exceeded when trying to connect'
+  );
+}
+
 export function pgConstraint(error: unknown): string | undefined {
   return typeof error === 'object' &&
     error !== null &&

@@ -3,6 +3,7 @@
 import { maxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isStorageUnavailable } from '../db/pool.ts';
 import { newErrorId } from './ids.ts';
 
 export type ErrorCode =
@@ -222,6 +223,9 @@ export function toAppError(error: FastifyError | Error): AppError | undefined {
   return undefined;
 }
 
+/** What a 503 for unavailable storage asks the client to wait before it retries. */
+const STORAGE_RETRY_AFTER_SECONDS = 1;
+
 export function sendError(request: FastifyRequest, reply: FastifyReply, thrown: Error): FastifyReply {
   const errorId = newErrorId();
   if (thrown instanceof UnauthorizedError) {
@@ -229,6 +233,19 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, thrown: 
     return reply.code(401).type('application/json').send({ message: 'Unauthorized' });
   }
   const appError = toAppError(thrown);
+  if (appError === undefined && isStorageUnavailable(thrown)) {
+    // Not the request's fault and not lasting: the client may retry (with its Idempotency-Key) shortly.
+    request.log.error({ error_id: errorId, err: thrown }, 'storage unavailable');
+    const unavailable = new AppError(
+      'SERVICE_UNAVAILABLE',
+      'The service is temporarily unavailable; retry after the Retry-After interval',
+    );
+    return reply
+      .code(503)
+      .header('retry-after', String(STORAGE_RETRY_AFTER_SECONDS))
+      .type('application/json')
+      .send(envelope(unavailable, errorId));
+  }
   if (appError === undefined) {
     // Never leak internals: the body says only that it failed, the log has the cause.
     request.log.error({ error_id: errorId, err: thrown }, 'unexpected error');

@@ -123,9 +123,17 @@ describe('a database that does not answer', () => {
           t.app.inject({ method: 'GET', url: '/api/v1/balances', headers: tenant.auth }),
           'GET /api/v1/balances',
         );
-        // The token's client was checked a moment ago (cached); the balances' read fails (D5).
-        assert.equal(balances.statusCode, 500);
-        assert.equal(JSON.parse(balances.body).code, 'INTERNAL_ERROR');
+        // The token's client was checked a moment ago (cached); the balances' read meets the bound: the
+        // service is unavailable for a moment, and says when to retry.
+        assert.equal(balances.statusCode, 503);
+        assert.equal(balances.headers['retry-after'], '1');
+        const body = JSON.parse(balances.body);
+        assert.deepEqual(Object.keys(body), ['error', 'code', 'error_id']);
+        assert.equal(body.code, 'SERVICE_UNAVAILABLE');
+        assert.equal(
+          body.error,
+          'The service is temporarily unavailable; retry after the Retry-After interval',
+        );
         const ready = await answered(t.app.inject({ method: 'GET', url: '/readyz' }), 'GET /readyz');
         assert.equal(ready.statusCode, 503);
         assert.deepEqual(JSON.parse(ready.body), { status: 'storage unreachable' });

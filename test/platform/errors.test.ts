@@ -165,6 +165,45 @@ describe('generic errors (D5)', () => {
     assert.ok(!t.logs.text.includes(tenant.token));
   });
 
+  it('answers storage that cannot be reached with 503 SERVICE_UNAVAILABLE and Retry-After, and anything else with 500', async () => {
+    const { createPool } = await import('../../src/db/pool.ts');
+    const unreachable = createPool('postgres://nobody@127.0.0.1:1/none', 1, 'unreachable');
+    const app = await buildApp(t.deps, {
+      components: { api: false, auth: false },
+      logger: pino({ level: 'silent' }),
+    });
+    app.get('/refused', async () => unreachable.query('SELECT 1'));
+    app.get('/shutting-down', async () => {
+      throw Object.assign(new Error('terminating connection due to administrator command'), {
+        code: '57P01',
+      });
+    });
+    app.get('/other-sql', async () => {
+      throw Object.assign(new Error('division by zero'), { code: '22012' });
+    });
+    await app.ready();
+    try {
+      for (const url of ['/refused', '/shutting-down']) {
+        const response = await app.inject({ method: 'GET', url });
+        assert.equal(response.statusCode, 503, url);
+        assert.equal(response.headers['retry-after'], '1');
+        const body = errorBody(response.body);
+        assert.equal(body.code, 'SERVICE_UNAVAILABLE');
+        assert.equal(
+          body.error,
+          'The service is temporarily unavailable; retry after the Retry-After interval',
+        );
+      }
+      const other = await app.inject({ method: 'GET', url: '/other-sql' });
+      assert.equal(other.statusCode, 500);
+      assert.equal(errorBody(other.body).code, 'INTERNAL_ERROR');
+      assert.equal(other.headers['retry-after'], undefined);
+    } finally {
+      await app.close();
+      await unreachable.end();
+    }
+  });
+
   it('answers an unexpected failure with 500 INTERNAL_ERROR and no internals, logging the cause', async () => {
     const logs = new LogCapture();
     const app = await buildApp(t.deps, {

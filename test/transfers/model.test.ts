@@ -18,6 +18,7 @@ import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import { runJobs } from '../payments/fixtures.ts';
 import { activeSubscription } from '../webhooks/fixtures.ts';
+import { ANNOUNCED, type Status, TRANSFER_EVENTS } from './fixtures.ts';
 
 const QUOTES = '/api/v1/transfers/quotes';
 const TRANSFERS = '/api/v1/transfers';
@@ -28,31 +29,6 @@ const HOLD_IBAN = 'DE95370400440532014444';
 /** What the organisation keeps available after its own payout takes the rest, so that funds can run short. */
 const START_MINOR = 300_000n;
 const OPENING_MINOR = 100_000_000n;
-
-const TRANSFER_EVENTS = [
-  'transfer.created',
-  'transfer.in_review',
-  'transfer.processing',
-  'transfer.completed',
-  'transfer.refunding',
-  'transfer.refunded',
-  'transfer.rejected',
-  'transfer.cancelled',
-  'transfer.expired',
-];
-/** Statuses with a catalogue code (D8): entering awaiting_deposit after a review publishes nothing. */
-const ANNOUNCED = new Set(TRANSFER_EVENTS.map((code) => code.slice('transfer.'.length)));
-
-type Status =
-  | 'awaiting_deposit'
-  | 'in_review'
-  | 'processing'
-  | 'completed'
-  | 'refunding'
-  | 'refunded'
-  | 'rejected'
-  | 'cancelled'
-  | 'expired';
 
 interface ModelTransfer {
   quoteId: string;

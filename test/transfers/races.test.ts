@@ -18,6 +18,7 @@ import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import { runJobs } from '../payments/fixtures.ts';
 import { activeSubscription } from '../webhooks/fixtures.ts';
+import { ANNOUNCED, type Status, TRANSFER_EVENTS } from './fixtures.ts';
 
 const ROUNDS = 20;
 const QUOTES = '/api/v1/transfers/quotes';
@@ -25,28 +26,6 @@ const TRANSFERS = '/api/v1/transfers';
 const USD_EUR = 'cor_0000SANDBX0000000000000001';
 const USDC_MXN = 'cor_0000SANDBX0000000000000012';
 const HOLD_IBAN = 'DE95370400440532014444';
-const TRANSFER_EVENTS = [
-  'transfer.created',
-  'transfer.in_review',
-  'transfer.processing',
-  'transfer.completed',
-  'transfer.refunding',
-  'transfer.refunded',
-  'transfer.rejected',
-  'transfer.cancelled',
-  'transfer.expired',
-];
-
-type Status =
-  | 'awaiting_deposit'
-  | 'in_review'
-  | 'processing'
-  | 'completed'
-  | 'refunding'
-  | 'refunded'
-  | 'rejected'
-  | 'cancelled'
-  | 'expired';
 
 /** The model of one transfer and its organisation's balance in the transfer's currency. */
 interface State {
@@ -78,7 +57,6 @@ interface Action {
 
 const OK: Answer = [200, null];
 const INVALID: Answer = [400, 'INVALID_STATE'];
-const ANNOUNCED = new Set(TRANSFER_EVENTS.map((code) => code.slice('transfer.'.length)));
 
 function enter(state: State, to: Status): void {
   if (ANNOUNCED.has(to)) state.events.push([to, state.status]);

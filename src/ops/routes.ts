@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import { migrationsApplied } from '../db/migrate.ts';
 import type { App, AppDeps } from '../platform/deps.ts';
-import { STORAGE_READ_WAIT_MS, sharedRead } from '../platform/metrics.ts';
+import { sharedRead } from '../platform/metrics.ts';
 import { component } from '../platform/openapi.ts';
 
 const HealthBody = component('Health', Type.Object({ status: Type.String() }));
@@ -10,7 +10,7 @@ const HealthBody = component('Health', Type.Object({ status: Type.String() }));
 export function registerOpsRoutes(app: App, deps: AppDeps): void {
   // A database that does not answer is not ready: a probe gets 503 within the wait instead of hanging, and
   // probes share one check, so that a stalled database does not also take a pool connection per probe.
-  const readiness = sharedRead(() => migrationsApplied(deps.pool), STORAGE_READ_WAIT_MS);
+  const readiness = sharedRead(() => migrationsApplied(deps.pool));
   app.get(
     '/healthz',
     {

@@ -7,19 +7,16 @@ import type { GaugeGroup, GaugeReading } from './area.ts';
 export type DeliveryQueueSource = () => Promise<{ depth: number; lagSeconds: number }>;
 
 /** How long a scrape or a readiness probe waits for a storage read before it answers without it. */
-export const STORAGE_READ_WAIT_MS = 2_000;
+const STORAGE_READ_WAIT_MS = 2_000;
 
 /**
- * A storage read shared by the gauges it feeds: started at most once a second, never while the last one
- * is still running, and waited for at most `waitMs`. It answers undefined when the read failed or is still
+ * A storage read shared by those it feeds (gauges, readiness probes): started at most once a second, never
+ * while the last one is still running, and waited for at most STORAGE_READ_WAIT_MS. It answers undefined when the read failed or is still
  * running by then, and the gauges keep their last values: a database that does not answer (unreachable,
  * or a table locked by a migration) must not hold the whole scrape, which also carries the process's own
  * metrics. A slow read goes on, and a later scrape shows what it read.
  */
-export function sharedRead<T>(
-  read: () => Promise<T>,
-  waitMs = STORAGE_READ_WAIT_MS,
-): () => Promise<T | undefined> {
+export function sharedRead<T>(read: () => Promise<T>): () => Promise<T | undefined> {
   let startedAt = 0;
   let running = false;
   let last: Promise<T | undefined> | undefined;
@@ -38,7 +35,7 @@ export function sharedRead<T>(
     if (!running) return current;
     let timer: NodeJS.Timeout | undefined;
     const giveUp = new Promise<undefined>((resolve) => {
-      timer = setTimeout(resolve, waitMs, undefined);
+      timer = setTimeout(resolve, STORAGE_READ_WAIT_MS, undefined);
     });
     return Promise.race([current, giveUp]).finally(() => clearTimeout(timer));
   };
@@ -135,9 +132,9 @@ export class Metrics {
    * gauges a scrape collects; a read that fails, or has not answered within STORAGE_READ_WAIT_MS, leaves
    * them at their last values rather than failing or holding the scrape (sharedRead).
    */
-  addStorageGauges(groups: readonly GaugeGroup[], db: Queryable, waitMs = STORAGE_READ_WAIT_MS): void {
+  addStorageGauges(groups: readonly GaugeGroup[], db: Queryable): void {
     for (const group of groups) {
-      const read: () => Promise<GaugeReading[] | undefined> = sharedRead(() => group.read(db), waitMs);
+      const read: () => Promise<GaugeReading[] | undefined> = sharedRead(() => group.read(db));
       for (const [name, help] of Object.entries(group.gauges)) {
         const gauge: client.Gauge<string> = new client.Gauge({
           name,

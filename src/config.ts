@@ -36,6 +36,8 @@ export interface Config {
   sandboxClientSecret: string;
   adminApiKey: string | undefined;
   secretsEncryptionKey: string | undefined;
+  /** Keys that only open and verify what they sealed and hashed, while a rotation is under way. */
+  secretsEncryptionKeysPrevious: readonly string[];
   redisUrl: string | undefined;
   redisKeyPrefix: string;
   rateLimitMax: number;
@@ -377,6 +379,25 @@ function cryptoConfirmations(env: Env): Record<NetworkCode, number> {
   return Object.freeze(confirmations);
 }
 
+/** SECRETS_ENCRYPTION_KEYS_PREVIOUS: comma-separated keys, each 64 hex characters, none the current key. */
+function previousEncryptionKeys(env: Env, current: string | undefined): readonly string[] {
+  const name = 'SECRETS_ENCRYPTION_KEYS_PREVIOUS';
+  const raw = optional(env, name);
+  if (raw === undefined) return [];
+  const keys = raw.split(',').map((key) => key.trim().toLowerCase());
+  for (const key of keys) {
+    if (!/^[0-9a-f]{64}$/.test(key)) {
+      throw new ConfigError(name, 'must be comma-separated keys of 64 hexadecimal characters (32 bytes)');
+    }
+  }
+  if (current === undefined)
+    throw new ConfigError(name, 'needs SECRETS_ENCRYPTION_KEY, the key they were rotated to');
+  if (keys.includes(current.toLowerCase()))
+    throw new ConfigError(name, 'must not hold SECRETS_ENCRYPTION_KEY itself');
+  if (new Set(keys).size !== keys.length) throw new ConfigError(name, 'names a key twice');
+  return Object.freeze(keys);
+}
+
 /** Time a worker needs beyond the request timeout to record an outcome under its lease. */
 export const LEASE_MARGIN_MS = 1_000;
 
@@ -392,6 +413,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (appEnv === 'production' && secretsEncryptionKey === undefined) {
     throw new ConfigError('SECRETS_ENCRYPTION_KEY', 'is required when APP_ENV=production (D13)');
   }
+  const secretsEncryptionKeysPrevious = previousEncryptionKeys(env, secretsEncryptionKey);
   const adminApiKey = optional(env, 'ADMIN_API_KEY');
   if (adminApiKey !== undefined && adminApiKey.length < 16) {
     throw new ConfigError('ADMIN_API_KEY', 'must be at least 16 characters');
@@ -450,6 +472,7 @@ export function loadConfig(env: Env = process.env): Config {
     sandboxClientSecret: str(env, 'SANDBOX_CLIENT_SECRET', 'sandbox-secret'),
     adminApiKey,
     secretsEncryptionKey,
+    secretsEncryptionKeysPrevious,
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     // Namespaces the rate-limit keys, so that several deployments (or test runs) can share one Redis.
     redisKeyPrefix: redisKeyPrefix(env),

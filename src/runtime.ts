@@ -49,7 +49,7 @@ export async function openRuntime(config: Config, log: Logger, applicationName: 
     const deps = createAppDeps({
       config,
       pool,
-      secretBox: new SecretBox(await encryptionKey(config)),
+      secretBox: new SecretBox(await encryptionKey(config), config.secretsEncryptionKeysPrevious),
       metrics: new Metrics(),
     });
     // Before any posting: a posting that created a platform account could deadlock (Area.platformAccounts).

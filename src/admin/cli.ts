@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { AREAS } from '../areas.ts';
 import type { CliCommand, CliRequest } from '../platform/area.ts';
+import type { ResealResult } from './secrets.ts';
 
 const AREA_COMMANDS: readonly CliCommand[] = AREAS.flatMap((area) => area.cliCommands ?? []);
 
@@ -13,6 +14,8 @@ Commands:
   create-client --organisation-id <uuid> [--scopes webhooks:read,webhooks:write] [--name <name>]
   delete-client <client_id>
   rotate-signing-key
+  secrets
+  reseal-secrets [--limit <values per request>]
 ${AREA_COMMANDS.map((command) => `  ${command.usage}`).join('\n')}
 
 Options:
@@ -28,6 +31,7 @@ export async function runAdminCli(argv: string[], env = process.env): Promise<nu
       'organisation-id': { type: 'string' },
       scopes: { type: 'string' },
       url: { type: 'string' },
+      limit: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       ...(Object.assign({}, ...AREA_COMMANDS.map((command) => command.options ?? {})) as Record<
         string,
@@ -76,6 +80,15 @@ export async function runAdminCli(argv: string[], env = process.env): Promise<nu
     case 'rotate-signing-key':
       requests = [{ method: 'POST', path: '/admin/v1/signing-keys/rotate' }];
       break;
+    case 'secrets':
+      requests = [{ method: 'GET', path: '/admin/v1/secrets' }];
+      break;
+    case 'reseal-secrets':
+      if (values.limit !== undefined && !/^\d+$/.test(values.limit)) {
+        process.stderr.write('reseal-secrets: --limit must be a whole number\n');
+        return 2;
+      }
+      return resealAll(base, key, values.limit);
     default: {
       const areaCommand = AREA_COMMANDS.find((candidate) => candidate.name === command);
       if (!areaCommand) {
@@ -93,22 +106,47 @@ export async function runAdminCli(argv: string[], env = process.env): Promise<nu
     }
   }
   for (const request of requests) {
-    const response = await fetch(`${base}${request.path}`, {
-      method: request.method,
-      headers: {
-        authorization: `Bearer ${key}`,
-        ...(request.body !== undefined ? { 'content-type': request.contentType ?? 'application/json' } : {}),
-      },
-      body:
-        request.body === undefined
-          ? undefined
-          : typeof request.body === 'string'
-            ? request.body
-            : JSON.stringify(request.body),
-    });
-    const text = await response.text();
-    (response.ok ? process.stdout : process.stderr).write(`${text}\n`);
-    if (!response.ok) return 1;
+    if ((await send(base, key, request)) === undefined) return 1;
   }
   return 0;
+}
+
+/** Sends one operator API request and prints its answer; its text, or undefined on an error. */
+async function send(base: string, key: string, request: CliRequest): Promise<string | undefined> {
+  const response = await fetch(`${base}${request.path}`, {
+    method: request.method,
+    headers: {
+      authorization: `Bearer ${key}`,
+      ...(request.body !== undefined ? { 'content-type': request.contentType ?? 'application/json' } : {}),
+    },
+    body:
+      request.body === undefined
+        ? undefined
+        : typeof request.body === 'string'
+          ? request.body
+          : JSON.stringify(request.body),
+  });
+  const text = await response.text();
+  (response.ok ? process.stdout : process.stderr).write(`${text}\n`);
+  return response.ok ? text : undefined;
+}
+
+/**
+ * Re-seals page after page until nothing readable is left under a previous key. Fails when values are
+ * sealed under a key that is not configured: they stay unreadable until it is.
+ */
+async function resealAll(base: string, key: string, limit: string | undefined): Promise<number> {
+  const body = limit === undefined ? {} : { limit: Number(limit) };
+  for (;;) {
+    const text = await send(base, key, { method: 'POST', path: '/admin/v1/secrets/reseal', body });
+    if (text === undefined) return 1;
+    const result = JSON.parse(text) as ResealResult;
+    if (!result.done && result.resealed > 0) continue;
+    if (result.done && result.unreadable === 0) return 0;
+    process.stderr.write(
+      'Some values are sealed under a key that is not configured; add it to SECRETS_ENCRYPTION_KEYS_PREVIOUS ' +
+        'and run reseal-secrets again (admin secrets lists them)\n',
+    );
+    return 1;
+  }
 }

@@ -1,5 +1,7 @@
-// SQL of the operator API: organisations.
+// SQL of the operator API: organisations, and what a key rotation reads and re-seals.
+import pg from 'pg';
 import type { Queryable } from '../db/pool.ts';
+import type { SealedColumn } from '../platform/area.ts';
 
 export interface OrganisationRow {
   id: string;
@@ -18,4 +20,91 @@ export async function insertOrganisation(db: Queryable, id: string, name: string
 export async function findOrganisation(db: Queryable, id: string): Promise<OrganisationRow | undefined> {
   const result = await db.query<OrganisationRow>('SELECT * FROM organisations WHERE id = $1', [id]);
   return result.rows[0];
+}
+
+// Sealed values (D13) and client-secret hashes by the key they name, for a key rotation. Table and column
+// names come from the areas' declarations, never from a request.
+
+/** How many values of `column` name each key id; `v1` for those sealed before values named their key. */
+export async function countSealedByKey(
+  db: Queryable,
+  column: SealedColumn,
+): Promise<Array<{ key_id: string; count: number }>> {
+  const value = pg.escapeIdentifier(column.column);
+  const result = await db.query<{ key_id: string; count: number }>(
+    `SELECT CASE WHEN split_part(${value}, '.', 1) = 'v2' THEN split_part(${value}, '.', 2) ELSE 'v1' END AS key_id,
+            count(*)::int AS count
+       FROM ${pg.escapeIdentifier(column.table)} WHERE ${value} IS NOT NULL GROUP BY 1 ORDER BY 1`,
+  );
+  return result.rows;
+}
+
+export interface ClientHashesByKey {
+  /** The key id a keyed hash names; `scrypt` for the unkeyed scheme. */
+  key_id: string;
+  count: number;
+  /** The first 100 clients, by id. */
+  client_ids: string[];
+}
+
+/** The clients that can still get a token, by the key their secret's hash names. */
+export async function countClientHashesByKey(db: Queryable): Promise<ClientHashesByKey[]> {
+  const result = await db.query<ClientHashesByKey>(
+    `SELECT key_id, count(*)::int AS count, (array_agg(client_id ORDER BY client_id))[1:100] AS client_ids
+       FROM (SELECT client_id,
+                    CASE WHEN split_part(secret_hash, '$', 1) = 'hmac-sha256' THEN split_part(secret_hash, '$', 2)
+                         ELSE 'scrypt' END AS key_id
+               FROM api_clients WHERE deleted_at IS NULL) AS clients
+      GROUP BY key_id ORDER BY key_id`,
+  );
+  return result.rows;
+}
+
+export interface SealedValue {
+  /** The row's primary key, column by column as SealedColumn.key names them. */
+  key: string[];
+  sealed: string;
+}
+
+/**
+ * Up to `limit` values of `column` that are not sealed under the key whose sealed form starts with
+ * `currentPrefix`, in primary-key order after the row `after` (from the start when null).
+ */
+export async function sealedValuesToReseal(
+  db: Queryable,
+  column: SealedColumn,
+  currentPrefix: string,
+  after: readonly string[] | null,
+  limit: number,
+): Promise<SealedValue[]> {
+  const value = pg.escapeIdentifier(column.column);
+  const keys = column.key.map((name) => pg.escapeIdentifier(name)).join(', ');
+  const afterRow = column.key.map((_, index) => `$${index + 3}`).join(', ');
+  const result = await db.query<Record<string, string>>(
+    `SELECT ${column.key.map((name, index) => `${pg.escapeIdentifier(name)} AS k${index}`).join(', ')}, ${value} AS sealed
+       FROM ${pg.escapeIdentifier(column.table)}
+      WHERE ${value} IS NOT NULL AND left(${value}, length($1)) <> $1 ${after === null ? '' : `AND (${keys}) > (${afterRow})`}
+      ORDER BY ${keys} LIMIT $2::int`,
+    [currentPrefix, limit, ...(after ?? [])],
+  );
+  return result.rows.map((row) => ({
+    key: column.key.map((_, index) => row[`k${index}`]!),
+    sealed: row.sealed!,
+  }));
+}
+
+/** Replaces a sealed value unless it changed since it was read; true when it was replaced. */
+export async function replaceSealedValue(
+  db: Queryable,
+  column: SealedColumn,
+  row: SealedValue,
+  resealed: string,
+): Promise<boolean> {
+  const value = pg.escapeIdentifier(column.column);
+  const where = column.key.map((name, index) => `${pg.escapeIdentifier(name)} = $${index + 3}`);
+  const result = await db.query(
+    `UPDATE ${pg.escapeIdentifier(column.table)} SET ${value} = $1 WHERE ${value} = $2 AND ${where.join(' AND ')}`,
+    [resealed, row.sealed, ...row.key],
+  );
+  return result.rowCount === 1;
 }

@@ -7,6 +7,8 @@ import type { App, AppDeps } from '../platform/deps.ts';
 import { AppError } from '../platform/errors.ts';
 import { component } from '../platform/openapi.ts';
 import { StoredText } from '../webhooks/api-schemas.ts';
+import { operatorTarget, registerOperatorRoutes } from './operator-log.ts';
+import * as secrets from './secrets.ts';
 import * as service from './service.ts';
 
 const Organisation = component(
@@ -138,8 +140,97 @@ export function registerAdminRoutes(app: App, deps: AppDeps): void {
         async () => ({ kid: await keyStoreFor(deps).rotate() }),
       );
 
+      registerOperatorRoutes(admin, (scope) => registerSecretsRoutes(scope, deps));
+
       for (const area of deps.areas) area.adminRoutes?.(admin, deps);
     },
     { prefix: '/admin/v1' },
+  );
+}
+
+const KeyRole = ['current', 'previous', 'not_configured'] as const;
+const SecretsStatus = component(
+  'SecretsStatus',
+  Type.Object({
+    key_id: Type.String({ description: 'The id of SECRETS_ENCRYPTION_KEY, which seals and hashes.' }),
+    previous_key_ids: Type.Array(Type.String(), {
+      description: 'The ids of SECRETS_ENCRYPTION_KEYS_PREVIOUS, which only open and verify.',
+    }),
+    sealed: Type.Array(
+      Type.Object({
+        table: Type.String(),
+        column: Type.String(),
+        key_id: Type.Union([Type.String(), Type.Null()]),
+        key: Type.Union([...KeyRole, 'unlabelled'].map((role) => Type.Literal(role))),
+        count: Type.Integer(),
+      }),
+    ),
+    client_secrets: Type.Array(
+      Type.Object({
+        key_id: Type.Union([Type.String(), Type.Null()]),
+        key: Type.Union([...KeyRole, 'scrypt'].map((role) => Type.Literal(role))),
+        count: Type.Integer(),
+        client_ids: Type.Optional(Type.Array(Type.String())),
+      }),
+    ),
+  }),
+);
+const ResealResult = component(
+  'ResealResult',
+  Type.Object({
+    key_id: Type.String(),
+    resealed: Type.Integer({ description: 'Values now sealed under the current key.' }),
+    unreadable: Type.Integer({
+      description: 'Values sealed under a key that is not configured, left as they are.',
+    }),
+    done: Type.Boolean({ description: 'Nothing readable is left sealed under another key.' }),
+  }),
+);
+
+/** Rotating SECRETS_ENCRYPTION_KEY (operator guide, authentication.md). */
+function registerSecretsRoutes(scope: App, deps: AppDeps): void {
+  scope.get(
+    '/secrets',
+    {
+      schema: {
+        tags: ['operator'],
+        operationId: 'adminSecretsStatus',
+        summary: 'Which key each sealed value and client-secret hash names',
+        description:
+          'Drop a key from SECRETS_ENCRYPTION_KEYS_PREVIOUS once nothing here names it: sealed values move with ' +
+          '`POST /admin/v1/secrets/reseal`, a client secret on its next token request.',
+        response: { 200: SecretsStatus },
+      },
+    },
+    async () => secrets.secretsStatus(deps),
+  );
+  scope.post(
+    '/secrets/reseal',
+    {
+      config: { operatorAction: 'secrets.reseal' },
+      schema: {
+        tags: ['operator'],
+        operationId: 'adminResealSecrets',
+        summary: 'Re-seal values sealed under a previous key with SECRETS_ENCRYPTION_KEY',
+        description:
+          'Visits up to `limit` values not sealed under the current key (default 10,000) and re-seals each ' +
+          'one it can open. Call again until `done` is true.',
+        body: Type.Optional(
+          Type.Object(
+            { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })) },
+            { additionalProperties: false },
+          ),
+        ),
+        response: { 200: ResealResult },
+      },
+    },
+    async (request) => {
+      const result = await secrets.resealSecrets(
+        deps,
+        (request.body as { limit?: number } | undefined)?.limit ?? 10_000,
+      );
+      operatorTarget(request, { resealed: result.resealed, unreadable: result.unreadable });
+      return result;
+    },
   );
 }

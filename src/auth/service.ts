@@ -123,8 +123,9 @@ export async function authenticateClient(
 }
 
 /**
- * Replaces a matching scrypt hash with the keyed hash, so that the client's later requests skip
- * scrypt. The secret was just verified; a failure here leaves the old hash, which still verifies.
+ * Replaces a matching scrypt hash, or one keyed with a previous SECRETS_ENCRYPTION_KEY, with the hash
+ * under the current key: later requests skip scrypt, and the previous key can be retired once no hash
+ * names it. The secret was just verified; a failure here leaves the old hash, which still verifies.
  */
 async function upgradeSecretHash(
   deps: AppDeps,
@@ -140,9 +141,20 @@ async function upgradeSecretHash(
       stored,
       deps.secretBox.hashClientSecret(secret),
     );
-    if (replaced) log.info({ client_id: clientId }, 'client secret re-hashed from scrypt to HMAC-SHA-256');
+    if (!replaced) return;
+    if (stored.startsWith('scrypt$')) {
+      log.info({ client_id: clientId }, 'client secret re-hashed from scrypt to HMAC-SHA-256');
+    } else {
+      log.info(
+        { client_id: clientId, stored_key_id: stored.split('$')[1], key_id: deps.secretBox.keyId },
+        'client secret re-hashed under the current SECRETS_ENCRYPTION_KEY',
+      );
+    }
   } catch (error) {
-    log.warn({ err: error, client_id: clientId }, 'could not re-hash a client secret; it stays on scrypt');
+    log.warn(
+      { err: error, client_id: clientId },
+      'could not re-hash a client secret; it keeps its stored hash',
+    );
   }
 }
 

@@ -22,4 +22,5 @@ export const beneficiariesArea: Area = {
   routes: registerBeneficiaryRoutes,
   payoutDestination,
   onScreeningReviewed,
+  sealedColumns: [{ table: 'beneficiaries', key: ['id'], column: 'account_sealed' }],
 };

@@ -121,6 +121,16 @@ export interface Area {
   onScreeningReviewed?(tx: PoolClient, screening: ReviewedScreening, deps: AppDeps): Promise<void>;
   /** Backlogs an operator alerts on, read from storage when a worker's /metrics is scraped. */
   gauges?: readonly GaugeGroup[];
+  /** Columns this area seals with SECRETS_ENCRYPTION_KEY (D13): a key rotation re-seals them. */
+  sealedColumns?: readonly SealedColumn[];
+}
+
+/** A column of values sealed by SecretBox.encrypt, and the primary key of its table. */
+export interface SealedColumn {
+  table: string;
+  /** The primary key's columns, in the order rows are visited. */
+  key: readonly string[];
+  column: string;
 }
 
 /**

@@ -1,5 +1,5 @@
 // Secret handling, all keyed by SECRETS_ENCRYPTION_KEY (D13): encryption at rest, and salted keyed
-// hashes of client secrets (D6).
+// hashes of client secrets (D6); previous keys open and verify what they sealed and hashed.
 import {
   createCipheriv,
   createDecipheriv,
@@ -24,33 +24,61 @@ const SALT_BYTES = 16;
 /**
  * What a stored client-secret hash says about a presented secret:
  * - `match`: it matches;
- * - `match-outdated`: it matches a hash of the slow scheme (scrypt); store hashClientSecret() instead;
+ * - `match-outdated`: it matches a hash of the slow scheme (scrypt) or one keyed with a previous key;
+ *   store hashClientSecret() instead;
  * - `mismatch`: it does not match;
- * - `other-key`: the hash was keyed with another SECRETS_ENCRYPTION_KEY, so no secret can match it here.
+ * - `other-key`: the hash was keyed with a key this process does not hold, so no secret can match it here.
  */
 export type ClientSecretCheck = 'match' | 'match-outdated' | 'mismatch' | 'other-key';
 
+/** One SECRETS_ENCRYPTION_KEY and what is derived from it. */
+interface Key {
+  /** Names the key in sealed values and client-secret hashes; reveals nothing about the key. */
+  id: string;
+  aes: Buffer;
+  /** The client-secret HMAC key, a KeyObject built once: Node turns raw bytes into a new key on every HMAC otherwise. */
+  clientSecret: KeyObject;
+}
+
+function deriveKey(hexKey: string): Key {
+  const aes = Buffer.from(hexKey, 'hex');
+  if (aes.length !== 32) throw new Error('the encryption key must be 32 bytes');
+  const clientSecret = createSecretKey(
+    Buffer.from(hkdfSync('sha256', aes, Buffer.alloc(0), CLIENT_SECRET_KEY_INFO, 32)),
+  );
+  const id = createHmac('sha256', clientSecret).update('key id').digest('base64url').slice(0, 8);
+  return { id, aes, clientSecret };
+}
+
+// Sealed values name their key (`v2.<key id>.<nonce>.<tag>.<ciphertext>`, the `v2.<key id>` prefix bound
+// as additional authenticated data), so that a value sealed under a previous key is opened with that key
+// and found by a re-seal. `v1.<nonce>.<tag>.<ciphertext>` values, sealed before keys had ids, are opened by
+// trying each key: GCM's tag rejects every key but the right one.
+const SEALED_VERSION = 'v2';
+const UNLABELLED_VERSION = 'v1';
+
 /**
- * AES-256-GCM with a random 96-bit nonce, stored as `v1.<nonce>.<tag>.<ciphertext>` in base64url; and
- * HMAC-SHA-256 of client secrets with a sub-key derived from the same key (HKDF-SHA-256).
+ * AES-256-GCM with a random 96-bit nonce, base64url parts; and HMAC-SHA-256 of client secrets with a
+ * sub-key derived from the same key (HKDF-SHA-256). The current key seals and hashes; previous keys
+ * (SECRETS_ENCRYPTION_KEYS_PREVIOUS) only open and verify, so that the key can be rotated while the
+ * service runs (operator guide, "Rotating SECRETS_ENCRYPTION_KEY").
  */
 export class SecretBox {
-  readonly #key: Buffer;
-  readonly #clientSecretKey: KeyObject;
-  /** Names the client-secret key in stored hashes, so a hash made under another key is recognised. */
-  readonly clientSecretKeyId: string;
+  readonly #current: Key;
+  readonly #byId: ReadonlyMap<string, Key>;
+  /** The current key's id, in the stored form of what it seals and hashes. */
+  readonly keyId: string;
+  /** The previous keys' ids, in the order configured. */
+  readonly previousKeyIds: readonly string[];
 
-  constructor(hexKey: string) {
-    this.#key = Buffer.from(hexKey, 'hex');
-    if (this.#key.length !== 32) throw new Error('the encryption key must be 32 bytes');
-    // A KeyObject built once: Node turns raw key bytes into a new key on every HMAC otherwise.
-    this.#clientSecretKey = createSecretKey(
-      Buffer.from(hkdfSync('sha256', this.#key, Buffer.alloc(0), CLIENT_SECRET_KEY_INFO, 32)),
-    );
-    this.clientSecretKeyId = createHmac('sha256', this.#clientSecretKey)
-      .update('key id')
-      .digest('base64url')
-      .slice(0, 8);
+  constructor(hexKey: string, previousHexKeys: readonly string[] = []) {
+    this.#current = deriveKey(hexKey);
+    const previous = previousHexKeys.map(deriveKey);
+    const keys = [this.#current, ...previous];
+    this.#byId = new Map(keys.map((key) => [key.id, key]));
+    if (this.#byId.size !== keys.length) throw new Error('the encryption keys must differ from each other');
+    this.keyId = this.#current.id;
+    this.previousKeyIds = previous.map((key) => key.id);
   }
 
   /**
@@ -60,7 +88,7 @@ export class SecretBox {
    */
   hashClientSecret(secret: string): string {
     const salt = randomBytes(SALT_BYTES);
-    return `${HMAC_SCHEME}$${this.clientSecretKeyId}$${salt.toString('base64url')}$${this.#mac(salt, secret).toString('base64url')}`;
+    return `${HMAC_SCHEME}$${this.keyId}$${salt.toString('base64url')}$${mac(this.#current, salt, secret).toString('base64url')}`;
   }
 
   /** Compares a presented client secret with its stored hash in constant time (either scheme). */
@@ -68,40 +96,77 @@ export class SecretBox {
     const parts = stored.split('$');
     if (parts[0] === HMAC_SCHEME && parts.length === 4) {
       const [, keyId, salt, expected] = parts as [string, string, string, string];
-      if (keyId !== this.clientSecretKeyId) return 'other-key';
+      const key = this.#byId.get(keyId);
+      if (!key) return 'other-key';
       const expectedBytes = Buffer.from(expected, 'base64url');
-      const actual = this.#mac(Buffer.from(salt, 'base64url'), secret);
-      return actual.length === expectedBytes.length && timingSafeEqual(actual, expectedBytes)
-        ? 'match'
-        : 'mismatch';
+      const actual = mac(key, Buffer.from(salt, 'base64url'), secret);
+      if (actual.length !== expectedBytes.length || !timingSafeEqual(actual, expectedBytes))
+        return 'mismatch';
+      return key === this.#current ? 'match' : 'match-outdated';
     }
     return (await verifyScrypt(secret, stored)) ? 'match-outdated' : 'mismatch';
   }
 
-  #mac(salt: Buffer, secret: string): Buffer {
-    return createHmac('sha256', this.#clientSecretKey).update(salt).update(secret, 'utf8').digest();
-  }
-
   encrypt(plaintext: string): string {
+    const header = `${SEALED_VERSION}.${this.keyId}`;
     const nonce = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.#key, nonce);
+    const cipher = createCipheriv('aes-256-gcm', this.#current.aes, nonce);
+    cipher.setAAD(Buffer.from(header));
     const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-    const tag = cipher.getAuthTag();
-    return ['v1', nonce, tag, ciphertext]
-      .map((part) => (typeof part === 'string' ? part : part.toString('base64url')))
-      .join('.');
+    return [
+      header,
+      ...[nonce, cipher.getAuthTag(), ciphertext].map((part) => part.toString('base64url')),
+    ].join('.');
   }
 
   decrypt(sealed: string): string {
-    const [version, nonce, tag, ciphertext] = sealed.split('.');
-    if (version !== 'v1' || !nonce || !tag || ciphertext === undefined)
-      throw new Error('unrecognised sealed secret');
-    const decipher = createDecipheriv('aes-256-gcm', this.#key, Buffer.from(nonce, 'base64url'));
-    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-    return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString(
-      'utf8',
-    );
+    const parts = sealed.split('.');
+    if (parts[0] === SEALED_VERSION && parts.length === 5) {
+      const [, keyId, nonce, tag, ciphertext] = parts as [string, string, string, string, string];
+      const key = this.#byId.get(keyId);
+      if (!key) throw new Error(`sealed under key ${keyId}, which is not configured`);
+      return open(key, `${SEALED_VERSION}.${keyId}`, nonce, tag, ciphertext);
+    }
+    if (parts[0] === UNLABELLED_VERSION && parts.length === 4) {
+      const [, nonce, tag, ciphertext] = parts as [string, string, string, string];
+      for (const key of this.#byId.values()) {
+        try {
+          return open(key, undefined, nonce, tag, ciphertext);
+        } catch {
+          // Another key's tag: try the next.
+        }
+      }
+      throw new Error('sealed under a key that is not configured');
+    }
+    throw new Error('unrecognised sealed secret');
   }
+
+  /** How every value sealed under the current key starts (a re-seal leaves those as they are). */
+  get sealedPrefix(): string {
+    return `${SEALED_VERSION}.${this.keyId}.`;
+  }
+
+  /** Whether `keyId` names the current key, a previous one, or a key this process does not hold. */
+  keyRole(keyId: string): 'current' | 'previous' | 'not_configured' {
+    if (keyId === this.keyId) return 'current';
+    return this.#byId.has(keyId) ? 'previous' : 'not_configured';
+  }
+}
+
+function mac(key: Key, salt: Buffer, secret: string): Buffer {
+  return createHmac('sha256', key.clientSecret).update(salt).update(secret, 'utf8').digest();
+}
+
+function open(key: Key, header: string | undefined, nonce: string, tag: string, ciphertext: string): string {
+  // A full 16-byte tag: Node accepts shorter ones unless told, and a short tag is easier to forge.
+  const decipher = createDecipheriv('aes-256-gcm', key.aes, Buffer.from(nonce, 'base64url'), {
+    authTagLength: 16,
+  });
+  if (header !== undefined) decipher.setAAD(Buffer.from(header));
+  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+  return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString(
+    'utf8',
+  );
 }
 
 export const generateEncryptionKey = (): string => randomBytes(32).toString('hex');

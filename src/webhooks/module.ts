@@ -12,4 +12,5 @@ export const webhooksArea: Area = {
   scopes: [WEBHOOK_SCOPES.read, WEBHOOK_SCOPES.write],
   routes: registerWebhookRoutes,
   sandboxRoutes: registerWebhookSandboxRoutes,
+  sealedColumns: [{ table: 'webhook_subscriptions', key: ['id'], column: 'signing_secret_sealed' }],
 };

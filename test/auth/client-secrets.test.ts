@@ -197,7 +197,7 @@ describe('client secrets at rest', () => {
       'client secret hash was keyed with another SECRETS_ENCRYPTION_KEY; restore that key or re-issue the client',
     ).filter((line) => line.client_id === client.client_id);
     assert.equal(warning?.level, 40, 'a warning');
-    assert.equal(warning?.stored_key_id, otherBox.clientSecretKeyId);
+    assert.equal(warning?.stored_key_id, otherBox.keyId);
   });
 });
 

@@ -85,7 +85,7 @@ export async function startTestApp(
   const baseDeps: AppDeps = createAppDeps({
     config,
     pool: db.pool,
-    secretBox: new SecretBox(config.secretsEncryptionKey!),
+    secretBox: new SecretBox(config.secretsEncryptionKey!, config.secretsEncryptionKeysPrevious),
     metrics: new Metrics({ processMetrics: false }),
   });
   const areas = [...baseDeps.areas, ...(options.extraAreas ?? [])];

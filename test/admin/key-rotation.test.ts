@@ -3,7 +3,7 @@
 // key, a client secret's hash moves on its next token request, and the status tells when a previous key
 // can be dropped.
 import assert from 'node:assert/strict';
-import { createCipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { runAdminCli } from '../../src/admin/cli.ts';
 import { replaceSealedValue, sealedValuesToReseal } from '../../src/admin/repository.ts';
@@ -14,26 +14,13 @@ import { SecretBox } from '../../src/platform/secrets.ts';
 import { BENEFICIARIES, type BeneficiaryJson, bodyOf, createBeneficiary } from '../beneficiaries/fixtures.ts';
 import { requestToken, startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
 import { apiClient } from '../helpers/http.ts';
+import { keyIdOf } from '../helpers/secret-keys.ts';
 import { createSubscription, SUBSCRIPTIONS } from '../webhooks/fixtures.ts';
 
 const OLD_KEY = '1'.repeat(64);
 const NEW_KEY = '2'.repeat(64);
 const LOST_KEY = '3'.repeat(64);
 const admin = { authorization: `Bearer ${TEST_ADMIN_KEY}` };
-
-/** A key's id as the operator guide defines it, computed here rather than by the code under test. */
-function keyIdOf(hexKey: string): string {
-  const subKey = Buffer.from(
-    hkdfSync(
-      'sha256',
-      Buffer.from(hexKey, 'hex'),
-      Buffer.alloc(0),
-      'payment-service client-secret HMAC-SHA-256 v1',
-      32,
-    ),
-  );
-  return createHmac('sha256', subKey).update('key id').digest('base64url').slice(0, 8);
-}
 
 /** A value in the form sealed before values named their key: `v1.<nonce>.<tag>.<ciphertext>`. */
 function unlabelledSeal(hexKey: string, plaintext: string): string {

@@ -3,13 +3,14 @@
 // are replaced on the next successful token request, once even when processes race; the sandbox
 // client's hash follows SANDBOX_CLIENT_SECRET.
 import assert from 'node:assert/strict';
-import { createHmac, hkdfSync, randomBytes, scryptSync } from 'node:crypto';
+import { createHmac, randomBytes, scryptSync } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createClient, createOrganisation, seedSandbox } from '../../src/admin/service.ts';
 import { replaceSecretHash } from '../../src/auth/repository.ts';
 import { loadConfig } from '../../src/config.ts';
 import { generateEncryptionKey, SecretBox } from '../../src/platform/secrets.ts';
 import { startTestApp, TEST_ENCRYPTION_KEY, type TestApp, testEnv } from '../helpers/app.ts';
+import { clientSecretSubKey } from '../helpers/secret-keys.ts';
 import { postToken } from './support.ts';
 
 const GRANT = { grant_type: 'client_credentials' };
@@ -19,18 +20,6 @@ function scryptHash(secret: string): string {
   const salt = randomBytes(16);
   return `scrypt$${salt.toString('base64url')}$${scryptSync(secret, salt, 32).toString('base64url')}`;
 }
-
-/** The HMAC sub-key, derived here from the key as the operator guide describes it. */
-const subKey = (hexKey: string): Buffer =>
-  Buffer.from(
-    hkdfSync(
-      'sha256',
-      Buffer.from(hexKey, 'hex'),
-      Buffer.alloc(0),
-      'payment-service client-secret HMAC-SHA-256 v1',
-      32,
-    ),
-  );
 
 const storedHash = async (t: TestApp, clientId: string): Promise<string> =>
   (await t.db.pool.query('SELECT secret_hash FROM api_clients WHERE client_id = $1', [clientId])).rows[0]
@@ -66,7 +55,7 @@ describe('client secrets at rest', () => {
   };
 
   it('issues 256-bit secrets and stores each as a salted HMAC-SHA-256 under a sub-key of the encryption key', async () => {
-    const key = subKey(TEST_ENCRYPTION_KEY);
+    const key = clientSecretSubKey(TEST_ENCRYPTION_KEY);
     const keyId = createHmac('sha256', key).update('key id').digest('base64url').slice(0, 8);
     const salts = new Set<string>();
     for (let index = 0; index < 5; index++) {

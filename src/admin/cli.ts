@@ -84,8 +84,8 @@ export async function runAdminCli(argv: string[], env = process.env): Promise<nu
       requests = [{ method: 'GET', path: '/admin/v1/secrets' }];
       break;
     case 'reseal-secrets':
-      if (values.limit !== undefined && !/^\d+$/.test(values.limit)) {
-        process.stderr.write('reseal-secrets: --limit must be a whole number\n');
+      if (values.limit !== undefined && !/^[1-9]\d*$/.test(values.limit)) {
+        process.stderr.write('reseal-secrets: --limit must be a whole number of at least 1\n');
         return 2;
       }
       return resealAll(base, key, values.limit);
@@ -132,21 +132,37 @@ async function send(base: string, key: string, request: CliRequest): Promise<str
 }
 
 /**
- * Re-seals page after page until nothing readable is left under a previous key. Fails when values are
- * sealed under a key that is not configured: they stay unreadable until it is.
+ * Sweeps every sealed value, call after call. Fails when a value could not be opened (its key is not
+ * configured) or when the current key changed during the sweep (processes with different keys behind
+ * ADMIN_URL): the sweep must then run again once every process holds the new key.
  */
 async function resealAll(base: string, key: string, limit: string | undefined): Promise<number> {
-  const body = limit === undefined ? {} : { limit: Number(limit) };
-  for (;;) {
-    const text = await send(base, key, { method: 'POST', path: '/admin/v1/secrets/reseal', body });
+  let after: string | null = null;
+  let keyId: string | undefined;
+  let unreadable = 0;
+  do {
+    const query = new URLSearchParams({
+      ...(limit === undefined ? {} : { limit }),
+      ...(after === null ? {} : { after }),
+    });
+    const text = await send(base, key, { method: 'POST', path: `/admin/v1/secrets/reseal?${query}` });
     if (text === undefined) return 1;
     const result = JSON.parse(text) as ResealResult;
-    if (!result.done && result.resealed > 0) continue;
-    if (result.done && result.unreadable === 0) return 0;
-    process.stderr.write(
-      'Some values are sealed under a key that is not configured; add it to SECRETS_ENCRYPTION_KEYS_PREVIOUS ' +
-        'and run reseal-secrets again (admin secrets lists them)\n',
-    );
-    return 1;
-  }
+    if (keyId !== undefined && result.key_id !== keyId) {
+      process.stderr.write(
+        `The current key changed during the sweep (${keyId}, then ${result.key_id}): run reseal-secrets again ` +
+          'once every process holds the new SECRETS_ENCRYPTION_KEY\n',
+      );
+      return 1;
+    }
+    keyId = result.key_id;
+    unreadable += result.unreadable;
+    after = result.next;
+  } while (after !== null);
+  if (unreadable === 0) return 0;
+  process.stderr.write(
+    `${unreadable} values no configured key opens (their rows are in unreadable_rows above): add their key to ` +
+      'SECRETS_ENCRYPTION_KEYS_PREVIOUS and run reseal-secrets again\n',
+  );
+  return 1;
 }

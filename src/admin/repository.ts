@@ -22,22 +22,8 @@ export async function findOrganisation(db: Queryable, id: string): Promise<Organ
   return result.rows[0];
 }
 
-// Sealed values (D13) and client-secret hashes by the key they name, for a key rotation. Table and column
-// names come from the areas' declarations, never from a request.
-
-/** How many values of `column` name each key id; `v1` for those sealed before values named their key. */
-export async function countSealedByKey(
-  db: Queryable,
-  column: SealedColumn,
-): Promise<Array<{ key_id: string; count: number }>> {
-  const value = pg.escapeIdentifier(column.column);
-  const result = await db.query<{ key_id: string; count: number }>(
-    `SELECT CASE WHEN split_part(${value}, '.', 1) = 'v2' THEN split_part(${value}, '.', 2) ELSE 'v1' END AS key_id,
-            count(*)::int AS count
-       FROM ${pg.escapeIdentifier(column.table)} WHERE ${value} IS NOT NULL GROUP BY 1 ORDER BY 1`,
-  );
-  return result.rows;
-}
+// Sealed values (D13) and client-secret hashes, for a key rotation. Table and column names come from the
+// areas' declarations, never from a request.
 
 export interface ClientHashesByKey {
   /** The key id a keyed hash names; `scrypt` for the unkeyed scheme. */
@@ -66,26 +52,22 @@ export interface SealedValue {
   sealed: string;
 }
 
-/**
- * Up to `limit` values of `column` that are not sealed under the key whose sealed form starts with
- * `currentPrefix`, in primary-key order after the row `after` (from the start when null).
- */
-export async function sealedValuesToReseal(
+/** Up to `limit` values of `column`, in primary-key order after the row `after` (from the start when null). */
+export async function sealedValuesAfter(
   db: Queryable,
   column: SealedColumn,
-  currentPrefix: string,
   after: readonly string[] | null,
   limit: number,
 ): Promise<SealedValue[]> {
   const value = pg.escapeIdentifier(column.column);
   const keys = column.key.map((name) => pg.escapeIdentifier(name)).join(', ');
-  const afterRow = column.key.map((_, index) => `$${index + 3}`).join(', ');
+  const afterRow = column.key.map((_, index) => `$${index + 2}`).join(', ');
   const result = await db.query<Record<string, string>>(
     `SELECT ${column.key.map((name, index) => `${pg.escapeIdentifier(name)} AS k${index}`).join(', ')}, ${value} AS sealed
        FROM ${pg.escapeIdentifier(column.table)}
-      WHERE ${value} IS NOT NULL AND left(${value}, length($1)) <> $1 ${after === null ? '' : `AND (${keys}) > (${afterRow})`}
-      ORDER BY ${keys} LIMIT $2::int`,
-    [currentPrefix, limit, ...(after ?? [])],
+      WHERE ${value} IS NOT NULL ${after === null ? '' : `AND (${keys}) > (${afterRow})`}
+      ORDER BY ${keys} LIMIT $1::int`,
+    [limit, ...(after ?? [])],
   );
   return result.rows.map((row) => ({
     key: column.key.map((_, index) => row[`k${index}`]!),

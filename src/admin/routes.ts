@@ -148,7 +148,6 @@ export function registerAdminRoutes(app: App, deps: AppDeps): void {
   );
 }
 
-const KeyRole = ['current', 'previous', 'not_configured'] as const;
 const SecretsStatus = component(
   'SecretsStatus',
   Type.Object({
@@ -156,22 +155,16 @@ const SecretsStatus = component(
     previous_key_ids: Type.Array(Type.String(), {
       description: 'The ids of SECRETS_ENCRYPTION_KEYS_PREVIOUS, which only open and verify.',
     }),
-    sealed: Type.Array(
-      Type.Object({
-        table: Type.String(),
-        column: Type.String(),
-        key_id: Type.Union([Type.String(), Type.Null()]),
-        key: Type.Union([...KeyRole, 'unlabelled'].map((role) => Type.Literal(role))),
-        count: Type.Integer(),
-      }),
-    ),
     client_secrets: Type.Array(
       Type.Object({
         key_id: Type.Union([Type.String(), Type.Null()]),
-        key: Type.Union([...KeyRole, 'scrypt'].map((role) => Type.Literal(role))),
+        key: Type.Union(
+          ['current', 'previous', 'not_configured', 'scrypt'].map((role) => Type.Literal(role)),
+        ),
         count: Type.Integer(),
         client_ids: Type.Optional(Type.Array(Type.String())),
       }),
+      { description: "The clients that can get a token, by the key their secret's hash names." },
     ),
   }),
 );
@@ -179,11 +172,21 @@ const ResealResult = component(
   'ResealResult',
   Type.Object({
     key_id: Type.String(),
-    resealed: Type.Integer({ description: 'Values now sealed under the current key.' }),
-    unreadable: Type.Integer({
-      description: 'Values sealed under a key that is not configured, left as they are.',
+    visited: Type.Integer({ description: 'Sealed values read by this call.' }),
+    resealed: Type.Integer({
+      description: 'Values a previous key sealed, now sealed under the current key.',
     }),
-    done: Type.Boolean({ description: 'Nothing readable is left sealed under another key.' }),
+    unreadable: Type.Integer({
+      description:
+        'Values no configured key opens (a key that is not configured, or damaged), left as they are.',
+    }),
+    unreadable_rows: Type.Array(
+      Type.Object({ table: Type.String(), column: Type.String(), key: Type.Array(Type.String()) }),
+      { description: "Up to 100 of the unreadable values: the table, the column and the row's primary key." },
+    ),
+    next: Type.Union([Type.String(), Type.Null()], {
+      description: 'Pass as `after` to go on; null once every sealed value has been read.',
+    }),
   }),
 );
 
@@ -195,10 +198,7 @@ function registerSecretsRoutes(scope: App, deps: AppDeps): void {
       schema: {
         tags: ['operator'],
         operationId: 'adminSecretsStatus',
-        summary: 'Which key each sealed value and client-secret hash names',
-        description:
-          'Drop a key from SECRETS_ENCRYPTION_KEYS_PREVIOUS once nothing here names it: sealed values move with ' +
-          '`POST /admin/v1/secrets/reseal`, a client secret on its next token request.',
+        summary: 'The encryption keys, and the key each client-secret hash names',
         response: { 200: SecretsStatus },
       },
     },
@@ -211,25 +211,34 @@ function registerSecretsRoutes(scope: App, deps: AppDeps): void {
       schema: {
         tags: ['operator'],
         operationId: 'adminResealSecrets',
-        summary: 'Re-seal values sealed under a previous key with SECRETS_ENCRYPTION_KEY',
+        summary: 'Seal again under SECRETS_ENCRYPTION_KEY what a previous key sealed',
         description:
-          'Visits up to `limit` values not sealed under the current key (default 10,000) and re-seals each ' +
-          'one it can open. Call again until `done` is true.',
-        body: Type.Optional(
-          Type.Object(
-            { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })) },
-            { additionalProperties: false },
-          ),
+          'Reads up to `limit` sealed values (default 10,000) from where `after` left off and seals again ' +
+          'under the current key each one a previous key sealed. Call again with `after` = `next` until ' +
+          '`next` is null.',
+        querystring: Type.Object(
+          {
+            limit: Type.Optional(
+              Type.String({
+                pattern: '^(?:[1-9][0-9]{0,4}|100000)$',
+                description: 'At most this many sealed values (1..100000, default 10000).',
+              }),
+            ),
+            after: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })),
+          },
+          { additionalProperties: false },
         ),
         response: { 200: ResealResult },
       },
     },
     async (request) => {
-      const result = await secrets.resealSecrets(
-        deps,
-        (request.body as { limit?: number } | undefined)?.limit ?? 10_000,
-      );
-      operatorTarget(request, { resealed: result.resealed, unreadable: result.unreadable });
+      const query = request.query as { limit?: string; after?: string };
+      const result = await secrets.resealSecrets(deps, Number(query.limit ?? 10_000), query.after);
+      operatorTarget(request, {
+        visited: result.visited,
+        resealed: result.resealed,
+        unreadable: result.unreadable,
+      });
       return result;
     },
   );

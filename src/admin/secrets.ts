@@ -1,11 +1,12 @@
 // Rotating SECRETS_ENCRYPTION_KEY (D13) while the service runs. Every process holds the new key and the
 // previous ones (SECRETS_ENCRYPTION_KEYS_PREVIOUS): what a previous key sealed still opens, and what it
-// hashed still verifies. A re-seal moves every sealed value to the new key, a page at a time; a client
-// secret's hash moves on the client's next token request, since a hash cannot be re-keyed without the
-// secret. The status shows when nothing names a previous key any more, so that it can be dropped.
+// hashed still verifies. A re-seal sweeps every sealed column, a page at a time, and seals again under the
+// new key each value another key sealed; a client secret's hash moves on the client's next token request,
+// since a hash cannot be re-keyed without the secret. The status names the clients still on another key.
 import { withTransaction } from '../db/pool.ts';
 import type { SealedColumn } from '../platform/area.ts';
 import type { AppDeps } from '../platform/deps.ts';
+import { validationFailed } from '../platform/errors.ts';
 import * as repo from './repository.ts';
 
 /** The platform's own sealed columns; areas declare theirs (Area.sealedColumns). */
@@ -14,22 +15,16 @@ const PLATFORM_SEALED_COLUMNS: readonly SealedColumn[] = [
   { table: 'idempotency_keys', key: ['organisation_id', 'key'], column: 'response_body' },
 ];
 
-/** Values re-sealed per transaction. */
+/** Values read and re-sealed per transaction. */
 const PAGE_SIZE = 200;
+/** Unreadable rows named in one answer. */
+const MAX_NAMED_ROWS = 100;
 
 type KeyRole = 'current' | 'previous' | 'not_configured';
 
 export interface SecretsStatus {
   key_id: string;
   previous_key_ids: string[];
-  sealed: Array<{
-    table: string;
-    column: string;
-    /** Null for values sealed before values named their key; those are opened by trying each key. */
-    key_id: string | null;
-    key: KeyRole | 'unlabelled';
-    count: number;
-  }>;
   client_secrets: Array<{
     /** Null for the unkeyed scheme (scrypt), which any key verifies. */
     key_id: string | null;
@@ -42,12 +37,16 @@ export interface SecretsStatus {
 
 export interface ResealResult {
   key_id: string;
-  /** Values now sealed under the current key. */
+  /** Sealed values read by this call. */
+  visited: number;
+  /** Of those, the values sealed under a previous key and now under the current one. */
   resealed: number;
-  /** Values sealed under a key this process does not hold, left as they are. */
+  /** Of those, the values no configured key opens (a key that is not configured, or damaged), left as they are. */
   unreadable: number;
-  /** Every sealed column was read to its end: nothing readable is left under another key. */
-  done: boolean;
+  /** Up to 100 of the unreadable values: where they are. */
+  unreadable_rows: Array<{ table: string; column: string; key: string[] }>;
+  /** Where the next call goes on (`after`); null once the sweep has read every sealed column to its end. */
+  next: string | null;
 }
 
 function sealedColumns(deps: AppDeps): SealedColumn[] {
@@ -56,19 +55,6 @@ function sealedColumns(deps: AppDeps): SealedColumn[] {
 
 export async function secretsStatus(deps: AppDeps): Promise<SecretsStatus> {
   const box = deps.secretBox;
-  const sealed: SecretsStatus['sealed'] = [];
-  for (const column of sealedColumns(deps)) {
-    for (const { key_id, count } of await repo.countSealedByKey(deps.pool, column)) {
-      const unlabelled = key_id === 'v1';
-      sealed.push({
-        table: column.table,
-        column: column.column,
-        key_id: unlabelled ? null : key_id,
-        key: unlabelled ? 'unlabelled' : box.keyRole(key_id),
-        count,
-      });
-    }
-  }
   const clientSecrets = (await repo.countClientHashesByKey(deps.pool)).map(
     ({ key_id, count, client_ids }) => {
       const key: KeyRole | 'scrypt' = key_id === 'scrypt' ? 'scrypt' : box.keyRole(key_id);
@@ -80,57 +66,105 @@ export async function secretsStatus(deps: AppDeps): Promise<SecretsStatus> {
       };
     },
   );
-  return {
-    key_id: box.keyId,
-    previous_key_ids: [...box.previousKeyIds],
-    sealed,
-    client_secrets: clientSecrets,
-  };
+  return { key_id: box.keyId, previous_key_ids: [...box.previousKeyIds], client_secrets: clientSecrets };
+}
+
+/** A place in the sweep: a sealed column (`table.column`) and the last row read there, if any. */
+interface Position {
+  index: number;
+  after: string[] | null;
+}
+
+const columnName = (column: SealedColumn): string => `${column.table}.${column.column}`;
+
+function encodePosition(columns: readonly SealedColumn[], position: Position): string {
+  return Buffer.from(JSON.stringify([columnName(columns[position.index]!), position.after])).toString(
+    'base64url',
+  );
+}
+
+/** The position a cursor names; by column name, so that a cursor outlives a change in the columns' order. */
+function decodePosition(columns: readonly SealedColumn[], cursor: string): Position {
+  const invalid = () => validationFailed('after', 'after must be a `next` this endpoint returned');
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid();
+  }
+  if (!Array.isArray(decoded) || decoded.length !== 2) throw invalid();
+  const [name, after] = decoded as [unknown, unknown];
+  const index = columns.findIndex((column) => columnName(column) === name);
+  if (index < 0) throw invalid();
+  if (after === null) return { index, after: null };
+  const keyLength = columns[index]!.key.length;
+  if (
+    !Array.isArray(after) ||
+    after.length !== keyLength ||
+    !after.every((part) => typeof part === 'string')
+  ) {
+    throw invalid();
+  }
+  return { index, after: after as string[] };
 }
 
 /**
- * Re-seals under the current key up to `limit` values sealed under another one, column by column. Each
- * page commits on its own, and a value changed since it was read (a signing secret rotated meanwhile) is
- * left to its writer, who sealed it under the current key.
+ * Reads up to `limit` sealed values from where `after` left off (the start when undefined) and seals again
+ * under the current key each one another key sealed. Each page commits on its own, and a value changed
+ * since it was read (a signing secret rotated meanwhile) is left to its writer, who sealed it under the
+ * current key.
  */
-export async function resealSecrets(deps: AppDeps, limit: number): Promise<ResealResult> {
+export async function resealSecrets(
+  deps: AppDeps,
+  limit: number,
+  after: string | undefined,
+): Promise<ResealResult> {
   const box = deps.secretBox;
-  let budget = limit;
-  let resealed = 0;
-  let unreadable = 0;
-  let done = true;
-  for (const column of sealedColumns(deps)) {
-    let after: string[] | null = null;
-    for (;;) {
-      if (budget === 0) {
-        done = false;
-        break;
-      }
-      const size = Math.min(budget, PAGE_SIZE);
-      const page = await repo.sealedValuesToReseal(deps.pool, column, box.sealedPrefix, after, size);
-      budget -= page.length;
-      const replacements: Array<{ row: repo.SealedValue; resealed: string }> = [];
-      for (const row of page) {
-        try {
-          replacements.push({ row, resealed: box.encrypt(box.decrypt(row.sealed)) });
-        } catch {
-          unreadable += 1;
+  const columns = sealedColumns(deps);
+  let position: Position = after === undefined ? { index: 0, after: null } : decodePosition(columns, after);
+  const result: ResealResult = {
+    key_id: box.keyId,
+    visited: 0,
+    resealed: 0,
+    unreadable: 0,
+    unreadable_rows: [],
+    next: null,
+  };
+  while (position.index < columns.length && result.visited < limit) {
+    const column = columns[position.index]!;
+    const size = Math.min(limit - result.visited, PAGE_SIZE);
+    const page = await repo.sealedValuesAfter(deps.pool, column, position.after, size);
+    result.visited += page.length;
+    const replacements: Array<{ row: repo.SealedValue; resealed: string }> = [];
+    for (const row of page) {
+      try {
+        const resealed = box.reseal(row.sealed);
+        if (resealed !== null) replacements.push({ row, resealed });
+      } catch {
+        result.unreadable += 1;
+        if (result.unreadable_rows.length < MAX_NAMED_ROWS) {
+          result.unreadable_rows.push({ table: column.table, column: column.column, key: row.key });
         }
       }
-      resealed += await withTransaction(
+    }
+    if (replacements.length > 0) {
+      result.resealed += await withTransaction(
         deps.pool,
         async (tx) => {
           let replaced = 0;
-          for (const { row, resealed: value } of replacements) {
-            if (await repo.replaceSealedValue(tx, column, row, value)) replaced += 1;
+          for (const { row, resealed } of replacements) {
+            if (await repo.replaceSealedValue(tx, column, row, resealed)) replaced += 1;
           }
           return replaced;
         },
         { retries: 2 },
       );
-      if (page.length < size) break;
-      after = page.at(-1)!.key;
     }
+    position =
+      page.length < size
+        ? { index: position.index + 1, after: null }
+        : { index: position.index, after: page.at(-1)!.key };
   }
-  return { key_id: box.keyId, resealed, unreadable, done };
+  result.next = position.index < columns.length ? encodePosition(columns, position) : null;
+  return result;
 }

@@ -33,7 +33,7 @@ export type ClientSecretCheck = 'match' | 'match-outdated' | 'mismatch' | 'other
 
 /** One SECRETS_ENCRYPTION_KEY and what is derived from it. */
 interface Key {
-  /** Names the key in sealed values and client-secret hashes; reveals nothing about the key. */
+  /** Names the key in client-secret hashes and in the operator's status; reveals nothing about the key. */
   id: string;
   aes: Buffer;
   /** The client-secret HMAC key, a KeyObject built once: Node turns raw bytes into a new key on every HMAC otherwise. */
@@ -50,12 +50,11 @@ function deriveKey(hexKey: string): Key {
   return { id, aes, clientSecret };
 }
 
-// Sealed values name their key (`v2.<key id>.<nonce>.<tag>.<ciphertext>`, the `v2.<key id>` prefix bound
-// as additional authenticated data), so that a value sealed under a previous key is opened with that key
-// and found by a re-seal. `v1.<nonce>.<tag>.<ciphertext>` values, sealed before keys had ids, are opened by
-// trying each key: GCM's tag rejects every key but the right one.
-const SEALED_VERSION = 'v2';
-const UNLABELLED_VERSION = 'v1';
+// A sealed value is `v1.<nonce>.<tag>.<ciphertext>` whatever key sealed it, so that every release reads
+// what any other release wrote (a rolling deploy or a rollback). The keys are tried in turn, the current
+// one first: GCM's 128-bit tag rejects every key but the one that sealed the value, as with Laravel's
+// APP_PREVIOUS_KEYS. Only values sealed under a previous key, during a rotation, cost a failed try.
+const SEALED_VERSION = 'v1';
 
 /**
  * AES-256-GCM with a random 96-bit nonce, base64url parts; and HMAC-SHA-256 of client secrets with a
@@ -65,8 +64,10 @@ const UNLABELLED_VERSION = 'v1';
  */
 export class SecretBox {
   readonly #current: Key;
+  /** The current key first. */
+  readonly #keys: readonly Key[];
   readonly #byId: ReadonlyMap<string, Key>;
-  /** The current key's id, in the stored form of what it seals and hashes. */
+  /** The current key's id, as client-secret hashes name it. */
   readonly keyId: string;
   /** The previous keys' ids, in the order configured. */
   readonly previousKeyIds: readonly string[];
@@ -74,9 +75,10 @@ export class SecretBox {
   constructor(hexKey: string, previousHexKeys: readonly string[] = []) {
     this.#current = deriveKey(hexKey);
     const previous = previousHexKeys.map(deriveKey);
-    const keys = [this.#current, ...previous];
-    this.#byId = new Map(keys.map((key) => [key.id, key]));
-    if (this.#byId.size !== keys.length) throw new Error('the encryption keys must differ from each other');
+    this.#keys = [this.#current, ...previous];
+    this.#byId = new Map(this.#keys.map((key) => [key.id, key]));
+    if (this.#byId.size !== this.#keys.length)
+      throw new Error('the encryption keys must differ from each other');
     this.keyId = this.#current.id;
     this.previousKeyIds = previous.map((key) => key.id);
   }
@@ -108,42 +110,40 @@ export class SecretBox {
   }
 
   encrypt(plaintext: string): string {
-    const header = `${SEALED_VERSION}.${this.keyId}`;
     const nonce = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', this.#current.aes, nonce);
-    cipher.setAAD(Buffer.from(header));
     const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
     return [
-      header,
+      SEALED_VERSION,
       ...[nonce, cipher.getAuthTag(), ciphertext].map((part) => part.toString('base64url')),
     ].join('.');
   }
 
   decrypt(sealed: string): string {
-    const parts = sealed.split('.');
-    if (parts[0] === SEALED_VERSION && parts.length === 5) {
-      const [, keyId, nonce, tag, ciphertext] = parts as [string, string, string, string, string];
-      const key = this.#byId.get(keyId);
-      if (!key) throw new Error(`sealed under key ${keyId}, which is not configured`);
-      return open(key, `${SEALED_VERSION}.${keyId}`, nonce, tag, ciphertext);
-    }
-    if (parts[0] === UNLABELLED_VERSION && parts.length === 4) {
-      const [, nonce, tag, ciphertext] = parts as [string, string, string, string];
-      for (const key of this.#byId.values()) {
-        try {
-          return open(key, undefined, nonce, tag, ciphertext);
-        } catch {
-          // Another key's tag: try the next.
-        }
-      }
-      throw new Error('sealed under a key that is not configured');
-    }
-    throw new Error('unrecognised sealed secret');
+    return this.#open(sealed).plaintext;
   }
 
-  /** How every value sealed under the current key starts (a re-seal leaves those as they are). */
-  get sealedPrefix(): string {
-    return `${SEALED_VERSION}.${this.keyId}.`;
+  /**
+   * `sealed` sealed again under the current key, or null when the current key sealed it. Throws when no
+   * key this process holds opens it.
+   */
+  reseal(sealed: string): string | null {
+    const { key, plaintext } = this.#open(sealed);
+    return key === this.#current ? null : this.encrypt(plaintext);
+  }
+
+  #open(sealed: string): { key: Key; plaintext: string } {
+    const parts = sealed.split('.');
+    if (parts[0] !== SEALED_VERSION || parts.length !== 4) throw new Error('unrecognised sealed secret');
+    const [, nonce, tag, ciphertext] = parts as [string, string, string, string];
+    for (const key of this.#keys) {
+      try {
+        return { key, plaintext: open(key, nonce, tag, ciphertext) };
+      } catch {
+        // Another key's value, or a damaged one: try the next key.
+      }
+    }
+    throw new Error('sealed under a key that is not configured, or damaged');
   }
 
   /** Whether `keyId` names the current key, a previous one, or a key this process does not hold. */
@@ -157,12 +157,11 @@ function mac(key: Key, salt: Buffer, secret: string): Buffer {
   return createHmac('sha256', key.clientSecret).update(salt).update(secret, 'utf8').digest();
 }
 
-function open(key: Key, header: string | undefined, nonce: string, tag: string, ciphertext: string): string {
+function open(key: Key, nonce: string, tag: string, ciphertext: string): string {
   // A full 16-byte tag: Node accepts shorter ones unless told, and a short tag is easier to forge.
   const decipher = createDecipheriv('aes-256-gcm', key.aes, Buffer.from(nonce, 'base64url'), {
     authTagLength: 16,
   });
-  if (header !== undefined) decipher.setAAD(Buffer.from(header));
   decipher.setAuthTag(Buffer.from(tag, 'base64url'));
   return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString(
     'utf8',

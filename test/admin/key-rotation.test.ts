@@ -1,18 +1,20 @@
 // Rotating SECRETS_ENCRYPTION_KEY while the service runs (D13; operator guide, authentication.md): the new
-// key seals and hashes, previous keys only open and verify, a re-seal moves every sealed value to the new
-// key, a client secret's hash moves on its next token request, and the status tells when a previous key
-// can be dropped.
+// key seals and hashes, previous keys only open and verify, a re-seal sweep moves every sealed value to the
+// new key, a client secret's hash moves on its next token request, and the status names the clients that
+// still need a previous key.
 import assert from 'node:assert/strict';
 import { createCipheriv, randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { runAdminCli } from '../../src/admin/cli.ts';
-import { replaceSealedValue, sealedValuesToReseal } from '../../src/admin/repository.ts';
+import { replaceSealedValue, sealedValuesAfter } from '../../src/admin/repository.ts';
 import type { SecretsStatus } from '../../src/admin/secrets.ts';
 import { createClient } from '../../src/admin/service.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { SecretBox } from '../../src/platform/secrets.ts';
 import { BENEFICIARIES, type BeneficiaryJson, bodyOf, createBeneficiary } from '../beneficiaries/fixtures.ts';
-import { requestToken, startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
+import { errorBody, requestToken, startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
 import { apiClient } from '../helpers/http.ts';
 import { keyIdOf } from '../helpers/secret-keys.ts';
 import { createSubscription, SUBSCRIPTIONS } from '../webhooks/fixtures.ts';
@@ -22,8 +24,8 @@ const NEW_KEY = '2'.repeat(64);
 const LOST_KEY = '3'.repeat(64);
 const admin = { authorization: `Bearer ${TEST_ADMIN_KEY}` };
 
-/** A value in the form sealed before values named their key: `v1.<nonce>.<tag>.<ciphertext>`. */
-function unlabelledSeal(hexKey: string, plaintext: string): string {
+/** A sealed value in the form of the operator guide: `v1.<nonce>.<tag>.<ciphertext>`, AES-256-GCM. */
+function sealedByHand(hexKey: string, plaintext: string): string {
   const nonce = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', Buffer.from(hexKey, 'hex'), nonce);
   const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
@@ -33,36 +35,31 @@ function unlabelledSeal(hexKey: string, plaintext: string): string {
 describe('SecretBox with previous keys (D13)', () => {
   const oldBox = new SecretBox(OLD_KEY);
   const rotated = new SecretBox(NEW_KEY, [OLD_KEY]);
+  const NOT_OPENED = { message: 'sealed under a key that is not configured, or damaged' };
 
-  it('names the sealing key in every sealed value and opens values of the current and previous keys', () => {
+  it('seals in the one form every release reads, and opens what the current or a previous key sealed', () => {
     const sealed = rotated.encrypt('whsec_new');
-    assert.equal(sealed.split('.').length, 5);
-    assert.ok(sealed.startsWith(`v2.${keyIdOf(NEW_KEY)}.`), sealed);
-    assert.equal(rotated.sealedPrefix, `v2.${keyIdOf(NEW_KEY)}.`);
+    assert.match(sealed, /^v1\.[\w-]{16}\.[\w-]{22}\.[\w-]+$/);
     assert.equal(rotated.decrypt(sealed), 'whsec_new');
-    const sealedBefore = oldBox.encrypt('whsec_old');
-    assert.ok(sealedBefore.startsWith(`v2.${keyIdOf(OLD_KEY)}.`), sealedBefore);
-    assert.equal(rotated.decrypt(sealedBefore), 'whsec_old');
-    assert.throws(() => new SecretBox(NEW_KEY).decrypt(sealedBefore), {
-      message: `sealed under key ${keyIdOf(OLD_KEY)}, which is not configured`,
-    });
+    assert.equal(new SecretBox(NEW_KEY).decrypt(sealed), 'whsec_new');
+    assert.equal(rotated.decrypt(oldBox.encrypt('whsec_old')), 'whsec_old');
+    // Sealed by hand in that form, as another release seals it.
+    assert.equal(rotated.decrypt(sealedByHand(OLD_KEY, 'by hand')), 'by hand');
+    assert.throws(() => new SecretBox(NEW_KEY).decrypt(oldBox.encrypt('whsec_old')), NOT_OPENED);
+    assert.throws(() => rotated.decrypt(sealedByHand(LOST_KEY, 'lost')), NOT_OPENED);
   });
 
-  it('opens unlabelled values of either key by their tag, and refuses those of a key it does not hold', () => {
-    assert.equal(rotated.decrypt(unlabelledSeal(OLD_KEY, 'old')), 'old');
-    assert.equal(rotated.decrypt(unlabelledSeal(NEW_KEY, 'new')), 'new');
-    assert.throws(() => rotated.decrypt(unlabelledSeal(LOST_KEY, 'lost')), {
-      message: 'sealed under a key that is not configured',
-    });
+  it('re-seals under the current key what a previous key sealed, and leaves what the current key sealed', () => {
+    const resealed = rotated.reseal(oldBox.encrypt('account'));
+    assert.equal(new SecretBox(NEW_KEY).decrypt(resealed!), 'account');
+    assert.equal(rotated.reseal(rotated.encrypt('account')), null);
+    assert.throws(() => rotated.reseal(sealedByHand(LOST_KEY, 'lost')), NOT_OPENED);
   });
 
-  it('binds the key id to the ciphertext and takes only full 16-byte tags', () => {
-    const twoKeys = new SecretBox(NEW_KEY, [OLD_KEY]);
-    const [version, , nonce, tag, ciphertext] = oldBox.encrypt('x').split('.');
-    // The same bytes under the other configured key's id: that key's tag check fails.
-    assert.throws(() => twoKeys.decrypt([version, keyIdOf(NEW_KEY), nonce, tag, ciphertext].join('.')));
+  it('takes only full 16-byte tags', () => {
+    const [version, nonce, tag, ciphertext] = rotated.encrypt('x').split('.');
     const shortTag = Buffer.from(tag!, 'base64url').subarray(0, 4).toString('base64url');
-    assert.throws(() => twoKeys.decrypt([version, keyIdOf(OLD_KEY), nonce, shortTag, ciphertext].join('.')));
+    assert.throws(() => rotated.decrypt([version, nonce, shortTag, ciphertext].join('.')), NOT_OPENED);
   });
 
   it('verifies a client secret hashed under a previous key as outdated, so that it is hashed again', async () => {
@@ -72,6 +69,8 @@ describe('SecretBox with previous keys (D13)', () => {
     assert.equal(await rotated.checkClientSecret('guess', hash), 'mismatch');
     assert.equal(await rotated.checkClientSecret('s3cret', rotated.hashClientSecret('s3cret')), 'match');
     assert.equal(await new SecretBox(NEW_KEY).checkClientSecret('s3cret', hash), 'other-key');
+    assert.equal(rotated.keyId, keyIdOf(NEW_KEY));
+    assert.deepEqual(rotated.previousKeyIds, [keyIdOf(OLD_KEY)]);
     assert.equal(rotated.keyRole(keyIdOf(NEW_KEY)), 'current');
     assert.equal(rotated.keyRole(keyIdOf(OLD_KEY)), 'previous');
     assert.equal(rotated.keyRole(keyIdOf(LOST_KEY)), 'not_configured');
@@ -158,11 +157,30 @@ describe('rotating SECRETS_ENCRYPTION_KEY while the service runs (D13)', () => {
     assert.equal(response.statusCode, 200, response.body);
     return response.json() as SecretsStatus;
   };
-  const sealedUnder = (current: SecretsStatus, key: string) =>
-    current.sealed
-      .filter((entry) => entry.key === key)
-      .map((entry) => `${entry.table}.${entry.column}`)
-      .sort();
+  const reseal = (query = '') =>
+    during.app.inject({ method: 'POST', url: `/admin/v1/secrets/reseal${query}`, headers: admin });
+  /** Every sealed value of the four sealed columns, in the order a sweep reads them. */
+  const sealedValues = async (): Promise<string[]> =>
+    (
+      await during.db.pool.query<{ sealed: string }>(
+        `(SELECT private_key_sealed AS sealed FROM signing_keys ORDER BY kid)
+         UNION ALL (SELECT response_body FROM idempotency_keys WHERE response_body IS NOT NULL ORDER BY organisation_id, key)
+         UNION ALL (SELECT signing_secret_sealed FROM webhook_subscriptions ORDER BY id)
+         UNION ALL (SELECT account_sealed FROM beneficiaries ORDER BY id)`,
+      )
+    ).rows.map((row) => row.sealed);
+  const subscriptionSealed = async (): Promise<string> =>
+    (
+      await during.db.pool.query<{ signing_secret_sealed: string }>(
+        'SELECT signing_secret_sealed FROM webhook_subscriptions WHERE id = $1',
+        [subscriptionId],
+      )
+    ).rows[0]!.signing_secret_sealed;
+  const setSubscriptionSealed = (sealed: string) =>
+    during.db.pool.query('UPDATE webhook_subscriptions SET signing_secret_sealed = $1 WHERE id = $2', [
+      sealed,
+      subscriptionId,
+    ]);
   const tokenFor = (t: TestApp, client: { id: string; secret: string }) =>
     t.app.inject({
       method: 'POST',
@@ -179,16 +197,13 @@ describe('rotating SECRETS_ENCRYPTION_KEY while the service runs (D13)', () => {
     const current = await status(during);
     assert.equal(current.key_id, keyIdOf(NEW_KEY));
     assert.deepEqual(current.previous_key_ids, [keyIdOf(OLD_KEY)]);
-    assert.deepEqual(sealedUnder(current, 'previous'), [
-      'beneficiaries.account_sealed',
-      'idempotency_keys.response_body',
-      'signing_keys.private_key_sealed',
-      'webhook_subscriptions.signing_secret_sealed',
-    ]);
-    assert.deepEqual(sealedUnder(current, 'current'), []);
     const underOld = current.client_secrets.find((entry) => entry.key_id === keyIdOf(OLD_KEY));
     assert.equal(underOld?.key, 'previous');
-    assert.ok(underOld?.client_ids?.includes(tenantClient.id) && underOld.client_ids.includes(idleClient.id));
+    assert.deepEqual(underOld?.client_ids, [tenantClient.id, idleClient.id].sort());
+    // Everything sealed so far opens with the old key only.
+    const sealed = await sealedValues();
+    assert.equal(sealed.length, 4);
+    for (const value of sealed) assert.throws(() => new SecretBox(NEW_KEY).decrypt(value));
 
     // A token for a client hashed under the old key; its hash then names the new one.
     const token = await requestToken(during.app, tenantClient.id, tenantClient.secret);
@@ -223,7 +238,7 @@ describe('rotating SECRETS_ENCRYPTION_KEY while the service runs (D13)', () => {
     });
     assert.equal(replay.headers['idempotent-replayed'], 'true');
     assert.deepEqual(replay.json(), beneficiary);
-    // A secret rotated now is sealed under the new key; the previous secret it reports opened with the old.
+    // A secret rotated now is sealed under the new key.
     const rotated = await during.app.inject({
       method: 'POST',
       url: `${SUBSCRIPTIONS}/${subscriptionId}/rotate-secret`,
@@ -231,117 +246,126 @@ describe('rotating SECRETS_ENCRYPTION_KEY while the service runs (D13)', () => {
     });
     assert.equal(rotated.statusCode, 200, rotated.body);
     signingSecret = (rotated.json() as { signing_secret: string }).signing_secret;
-    const sealed = await during.db.pool.query<{ signing_secret_sealed: string }>(
-      'SELECT signing_secret_sealed FROM webhook_subscriptions WHERE id = $1',
-      [subscriptionId],
-    );
-    assert.ok(sealed.rows[0]!.signing_secret_sealed.startsWith(`v2.${keyIdOf(NEW_KEY)}.`));
+    assert.equal(new SecretBox(NEW_KEY).decrypt(await subscriptionSealed()), signingSecret);
   });
 
-  it('2. re-seals, a limited number at a time, every value under the new key, and logs the action', async () => {
-    const reseal = (payload: Record<string, unknown>) =>
-      during.app.inject({ method: 'POST', url: '/admin/v1/secrets/reseal', headers: admin, payload });
-    const first = await reseal({ limit: 1 });
-    assert.equal(first.statusCode, 200, first.body);
-    assert.deepEqual(first.json(), { key_id: keyIdOf(NEW_KEY), resealed: 1, unreadable: 0, done: false });
-    const rest = await reseal({});
-    // The beneficiary, its stored response and the token signing key (the first call took one of these).
-    assert.deepEqual(rest.json(), { key_id: keyIdOf(NEW_KEY), resealed: 2, unreadable: 0, done: true });
-    assert.deepEqual(sealedUnder(await status(during), 'previous'), []);
-    const again = await reseal({});
-    assert.deepEqual(again.json(), { key_id: keyIdOf(NEW_KEY), resealed: 0, unreadable: 0, done: true });
+  it('2. sweeps every sealed value, a limited number per call, re-sealing what the old key sealed', async () => {
+    const answers: Array<Record<string, unknown>> = [];
+    let next: string | null = null;
+    do {
+      const response = await reseal(`?limit=1${next === null ? '' : `&after=${next}`}`);
+      assert.equal(response.statusCode, 200, response.body);
+      const answer = response.json() as Record<string, unknown> & { next: string | null };
+      answers.push(answer);
+      next = answer.next;
+    } while (next !== null && answers.length < 10);
+    // The token signing key, the stored response, the subscription (sealed under the new key in test 1)
+    // and the beneficiary's account; then a call that finds the end.
+    assert.deepEqual(
+      answers.map(({ visited, resealed, unreadable, unreadable_rows, key_id }) => [
+        key_id,
+        visited,
+        resealed,
+        unreadable,
+        unreadable_rows,
+      ]),
+      [
+        [keyIdOf(NEW_KEY), 1, 1, 0, []],
+        [keyIdOf(NEW_KEY), 1, 1, 0, []],
+        [keyIdOf(NEW_KEY), 1, 0, 0, []],
+        [keyIdOf(NEW_KEY), 1, 1, 0, []],
+        [keyIdOf(NEW_KEY), 0, 0, 0, []],
+      ],
+    );
+    for (const value of await sealedValues())
+      assert.doesNotThrow(() => new SecretBox(NEW_KEY).decrypt(value));
+    const again = await reseal();
+    assert.deepEqual(again.json(), {
+      key_id: keyIdOf(NEW_KEY),
+      visited: 4,
+      resealed: 0,
+      unreadable: 0,
+      unreadable_rows: [],
+      next: null,
+    });
 
     const actions = during.logs.lines
       .map((line) => JSON.parse(line) as Record<string, unknown>)
       .filter((line) => line.operator_action === 'secrets.reseal');
     assert.deepEqual(
-      actions.map((line) => [line.outcome, line.resealed, line.unreadable]),
+      actions.map((line) => [line.outcome, line.visited, line.resealed, line.unreadable]),
       [
-        ['succeeded', 1, 0],
-        ['succeeded', 2, 0],
-        ['succeeded', 0, 0],
+        ['succeeded', 1, 1, 0],
+        ['succeeded', 1, 1, 0],
+        ['succeeded', 1, 0, 0],
+        ['succeeded', 1, 1, 0],
+        ['succeeded', 0, 0, 0],
+        ['succeeded', 4, 0, 0],
       ],
     );
-    for (const limit of [0, 100_001, 'ten']) {
-      const refused = await reseal({ limit });
-      assert.equal(refused.statusCode, 422, `${limit}: ${refused.body}`);
-    }
   });
 
-  it('3. leaves a value sealed under a key it does not hold, and counts it', async () => {
-    const lost = new SecretBox(LOST_KEY).encrypt('whsec_lost');
-    await during.db.pool.query('UPDATE webhook_subscriptions SET signing_secret_sealed = $1 WHERE id = $2', [
-      lost,
-      subscriptionId,
-    ]);
-    try {
-      const response = await during.app.inject({
-        method: 'POST',
-        url: '/admin/v1/secrets/reseal',
-        headers: admin,
-        payload: {},
-      });
-      assert.deepEqual(response.json(), { key_id: keyIdOf(NEW_KEY), resealed: 0, unreadable: 1, done: true });
-      const lostEntry = (await status(during)).sealed.find((entry) => entry.key === 'not_configured');
-      assert.deepEqual(lostEntry, {
-        table: 'webhook_subscriptions',
-        column: 'signing_secret_sealed',
-        key_id: keyIdOf(LOST_KEY),
-        key: 'not_configured',
-        count: 1,
-      });
-      const stored = await during.db.pool.query<{ signing_secret_sealed: string }>(
-        'SELECT signing_secret_sealed FROM webhook_subscriptions WHERE id = $1',
-        [subscriptionId],
-      );
-      assert.equal(stored.rows[0]!.signing_secret_sealed, lost);
-    } finally {
-      await during.db.pool.query(
-        'UPDATE webhook_subscriptions SET signing_secret_sealed = $1 WHERE id = $2',
-        [during.deps.secretBox.encrypt(signingSecret), subscriptionId],
-      );
-    }
-  });
-
-  it('4. does not overwrite a value that changed after it was read', async () => {
-    const column = { table: 'webhook_subscriptions', key: ['id'], column: 'signing_secret_sealed' };
-    await during.db.pool.query('UPDATE webhook_subscriptions SET signing_secret_sealed = $1 WHERE id = $2', [
-      new SecretBox(OLD_KEY).encrypt(signingSecret),
-      subscriptionId,
-    ]);
-    const [read] = await sealedValuesToReseal(
-      during.db.pool,
-      column,
-      during.deps.secretBox.sealedPrefix,
-      null,
-      10,
+  it('3. refuses a limit out of range and a cursor it did not give, naming the parameter', async () => {
+    const foreign = Buffer.from(JSON.stringify(['api_clients.secret_hash', null])).toString('base64url');
+    const shortKey = Buffer.from(JSON.stringify(['idempotency_keys.response_body', ['x']])).toString(
+      'base64url',
     );
+    for (const [query, field] of [
+      ['?limit=0', 'limit'],
+      ['?limit=100001', 'limit'],
+      ['?limit=ten', 'limit'],
+      ['?after=not-a-cursor', 'after'],
+      [`?after=${foreign}`, 'after'],
+      [`?after=${shortKey}`, 'after'],
+      ['?from=1', 'from'],
+    ]) {
+      const response = await reseal(query);
+      assert.equal(response.statusCode, 422, `${query}: ${response.body}`);
+      assert.equal(errorBody(response.body).field, field, query);
+      assert.equal(errorBody(response.body).code, 'VALIDATION_FAILED');
+    }
+  });
+
+  it('4. leaves a value no configured key opens, and names its row', async () => {
+    const lost = new SecretBox(LOST_KEY).encrypt('whsec_lost');
+    await setSubscriptionSealed(lost);
+    try {
+      const response = await reseal();
+      assert.deepEqual(response.json(), {
+        key_id: keyIdOf(NEW_KEY),
+        visited: 4,
+        resealed: 0,
+        unreadable: 1,
+        unreadable_rows: [
+          { table: 'webhook_subscriptions', column: 'signing_secret_sealed', key: [subscriptionId] },
+        ],
+        next: null,
+      });
+      assert.equal(await subscriptionSealed(), lost);
+    } finally {
+      await setSubscriptionSealed(during.deps.secretBox.encrypt(signingSecret));
+    }
+  });
+
+  it('5. does not overwrite a value that changed after it was read', async () => {
+    const column = { table: 'webhook_subscriptions', key: ['id'], column: 'signing_secret_sealed' };
+    await setSubscriptionSealed(new SecretBox(OLD_KEY).encrypt(signingSecret));
+    const [read] = await sealedValuesAfter(during.db.pool, column, null, 10);
     assert.deepEqual(read?.key, [subscriptionId]);
     const written = during.deps.secretBox.encrypt(signingSecret);
-    await during.db.pool.query('UPDATE webhook_subscriptions SET signing_secret_sealed = $1 WHERE id = $2', [
-      written,
-      subscriptionId,
-    ]);
+    await setSubscriptionSealed(written);
     assert.equal(
       await replaceSealedValue(during.db.pool, column, read!, during.deps.secretBox.encrypt('stale')),
       false,
     );
-    const stored = await during.db.pool.query<{ signing_secret_sealed: string }>(
-      'SELECT signing_secret_sealed FROM webhook_subscriptions WHERE id = $1',
-      [subscriptionId],
-    );
-    assert.equal(stored.rows[0]!.signing_secret_sealed, written);
+    assert.equal(await subscriptionSealed(), written);
   });
 
-  it('5. without the previous key, everything re-sealed still opens; a client not re-hashed since cannot get a token', async () => {
+  it('6. without the previous key, everything re-sealed still opens; a client not re-hashed since cannot get a token', async () => {
     const afterwards = await startTestApp({ db: before_.db, env: { SECRETS_ENCRYPTION_KEY: NEW_KEY } });
     try {
       const current = await status(afterwards);
       assert.deepEqual(current.previous_key_ids, []);
-      assert.deepEqual(
-        current.sealed.filter((entry) => entry.key !== 'current'),
-        [],
-      );
       // The status named the idle client before the old key was dropped; it now needs re-issuing.
       const stranded = current.client_secrets.find((entry) => entry.key_id === keyIdOf(OLD_KEY));
       assert.equal(stranded?.key, 'not_configured');
@@ -368,46 +392,81 @@ describe('rotating SECRETS_ENCRYPTION_KEY while the service runs (D13)', () => {
     }
   });
 
-  it('6. `admin reseal-secrets` re-seals until done, and fails on values of a key that is not configured', async () => {
-    await during.db.pool.query('UPDATE beneficiaries SET account_sealed = $1 WHERE id = $2', [
-      new SecretBox(OLD_KEY).encrypt(JSON.stringify(beneficiary.account)),
-      beneficiary.id,
-    ]);
+  it('7. `admin reseal-secrets` sweeps to the end, and fails on values no configured key opens', async () => {
+    await setSubscriptionSealed(new SecretBox(OLD_KEY).encrypt(signingSecret));
     const address = await during.app.listen({ port: 0, host: '127.0.0.1' });
     const env = { ADMIN_API_KEY: TEST_ADMIN_KEY, ADMIN_URL: address };
-    const printed: string[] = [];
-    const errors: string[] = [];
-    const [write, writeError] = [process.stdout.write, process.stderr.write];
-    process.stdout.write = ((chunk: string) =>
-      printed.push(String(chunk)) > 0) as typeof process.stdout.write;
-    process.stderr.write = ((chunk: string) => errors.push(String(chunk)) > 0) as typeof process.stderr.write;
-    let codes: number[];
-    try {
-      codes = [await runAdminCli(['reseal-secrets', '--limit', '1'], env)];
-      await during.db.pool.query('UPDATE beneficiaries SET account_sealed = $1 WHERE id = $2', [
-        new SecretBox(LOST_KEY).encrypt('{}'),
-        beneficiary.id,
-      ]);
+    const { codes, printed, errors } = await capturing(async () => {
+      const codes = [await runAdminCli(['reseal-secrets', '--limit', '2'], env)];
+      await setSubscriptionSealed(new SecretBox(LOST_KEY).encrypt('whsec_lost'));
       codes.push(await runAdminCli(['reseal-secrets'], env));
-      codes.push(await runAdminCli(['reseal-secrets', '--limit', 'all'], env));
-    } finally {
-      process.stdout.write = write;
-      process.stderr.write = writeError;
-      await during.db.pool.query('UPDATE beneficiaries SET account_sealed = $1 WHERE id = $2', [
-        during.deps.secretBox.encrypt(JSON.stringify(beneficiary.account)),
-        beneficiary.id,
-      ]);
-    }
+      codes.push(await runAdminCli(['reseal-secrets', '--limit', '0'], env));
+      return codes;
+    }).finally(() => setSubscriptionSealed(during.deps.secretBox.encrypt(signingSecret)));
     assert.deepEqual(codes, [0, 1, 2]);
+    const answers = printed.map(
+      (line) => JSON.parse(line) as { visited: number; resealed: number; unreadable: number },
+    );
     assert.deepEqual(
-      printed.map((line) => JSON.parse(line)),
+      answers.map(({ visited, resealed, unreadable }) => [visited, resealed, unreadable]),
       [
-        { key_id: keyIdOf(NEW_KEY), resealed: 1, unreadable: 0, done: false },
-        { key_id: keyIdOf(NEW_KEY), resealed: 0, unreadable: 0, done: true },
-        { key_id: keyIdOf(NEW_KEY), resealed: 0, unreadable: 1, done: true },
+        [2, 0, 0],
+        [2, 1, 0],
+        [0, 0, 0],
+        [4, 0, 1],
       ],
     );
-    assert.match(errors[0]!, /sealed under a key that is not configured/);
-    assert.match(errors[1]!, /--limit must be a whole number/);
+    assert.match(errors[0]!, /^1 values no configured key opens/);
+    assert.match(errors[1]!, /--limit must be a whole number of at least 1/);
+  });
+
+  it('8. `admin reseal-secrets` stops when the current key changes during the sweep', async () => {
+    let calls = 0;
+    const server = createServer((_request, response) => {
+      calls += 1;
+      response.setHeader('content-type', 'application/json');
+      response.end(
+        JSON.stringify({
+          key_id: calls === 1 ? 'keyA' : 'keyB',
+          visited: 1,
+          resealed: 1,
+          unreadable: 0,
+          unreadable_rows: [],
+          next: 'cursor',
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const { codes, errors } = await capturing(async () => [
+        await runAdminCli(['reseal-secrets'], {
+          ADMIN_API_KEY: TEST_ADMIN_KEY,
+          ADMIN_URL: `http://127.0.0.1:${port}`,
+        }),
+      ]);
+      assert.deepEqual(codes, [1]);
+      assert.equal(calls, 2);
+      assert.match(errors[0]!, /^The current key changed during the sweep \(keyA, then keyB\)/);
+    } finally {
+      server.close();
+    }
   });
 });
+
+/** Runs `work` with the process's standard output and error captured. */
+async function capturing(
+  work: () => Promise<number[]>,
+): Promise<{ codes: number[]; printed: string[]; errors: string[] }> {
+  const printed: string[] = [];
+  const errors: string[] = [];
+  const [write, writeError] = [process.stdout.write, process.stderr.write];
+  process.stdout.write = ((chunk: string) => printed.push(String(chunk)) > 0) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string) => errors.push(String(chunk)) > 0) as typeof process.stderr.write;
+  try {
+    return { codes: await work(), printed, errors };
+  } finally {
+    process.stdout.write = write;
+    process.stderr.write = writeError;
+  }
+}

@@ -525,7 +525,7 @@ describe('beneficiary lifecycle', () => {
         'SELECT response_body FROM idempotency_keys WHERE organisation_id = $1 AND key = $2',
         [api.tenant.organisationId, headers['idempotency-key']],
       );
-      assert.match(stored.rows[0]!.response_body, /^v2\./);
+      assert.match(stored.rows[0]!.response_body, /^v1\./);
       assert.ok(!stored.rows[0]!.response_body.includes('0000014579'));
       const page = (await api.post(`${BENEFICIARIES}/search`, { search: 'Ngozi Eze' })).json() as {
         total: number;
@@ -661,7 +661,7 @@ describe('beneficiary lifecycle', () => {
       const { whole, account_sealed } = row.rows[0]!;
       assert.ok(!whole.includes('0532013000'), 'the account number appears in the row');
       assert.ok(!whole.includes('DE89'), 'the IBAN appears in the row');
-      assert.match(account_sealed, /^v2\./);
+      assert.match(account_sealed, /^v1\./);
       assert.deepEqual(JSON.parse(new SecretBox(TEST_ENCRYPTION_KEY).decrypt(account_sealed)), {
         iban: 'DE89370400440532013000',
         bic: 'COBADEFFXXX',

@@ -475,7 +475,7 @@ describe('delivery worker', () => {
     receiver.setHandler(answer(200));
     const { organisationId, subscription } = await subscriber('/unreadable', 0);
     await ctx.deps.pool.query('UPDATE webhook_subscriptions SET signing_secret_sealed = $1 WHERE id = $2', [
-      ctx.deps.secretBox.encrypt('x').replace(/^(v2\.[^.]+)\.[^.]+/, '$1.AAAAAAAAAAAAAAAA'),
+      ctx.deps.secretBox.encrypt('x').replace(/^v1\.[^.]+/, 'v1.AAAAAAAAAAAAAAAA'),
       subscription.id,
     ]);
     const seen = receiver.requests.filter((request) => request.path === '/unreadable').length;

@@ -93,7 +93,7 @@ describe('signing secrets never leak', () => {
     for (const secret of secrets) assert.ok(!row.includes(secret.slice(6)));
     assert.doesNotMatch(row, /whsec_/);
     const sealed = stored.rows[0]!.signing_secret_sealed as string;
-    assert.match(sealed, /^v2\./);
+    assert.match(sealed, /^v1\./);
     assert.equal(t.deps.secretBox.decrypt(sealed), secrets[1]);
   });
 });

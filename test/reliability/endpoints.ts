@@ -48,6 +48,8 @@ export const PLATFORM_ENDPOINTS: Endpoint[] = [
   { method: 'POST', path: '/admin/v1/clients', ...admin },
   { method: 'DELETE', path: '/admin/v1/clients/:client_id', ...admin },
   { method: 'POST', path: '/admin/v1/signing-keys/rotate', ...admin },
+  { method: 'GET', path: '/admin/v1/secrets', ...admin },
+  { method: 'POST', path: '/admin/v1/secrets/reseal', ...admin },
 ];
 
 /** What the payment routes act on: one organisation's world plus shared reference data. */

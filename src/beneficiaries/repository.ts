@@ -28,6 +28,8 @@ export interface BeneficiaryRow {
   created_at: Date;
   updated_at: Date;
   deleted_at: Date | null;
+  /** When a sanctions review confirmed the current name as a match: never paid again, also once deleted. */
+  blocked_at: Date | null;
 }
 
 export const EXTERNAL_ID_INDEX = 'beneficiaries_external_id_uniq';
@@ -35,9 +37,9 @@ export const EXTERNAL_ID_INDEX = 'beneficiaries_external_id_uniq';
 const COLUMNS =
   'id, organisation_id, status, destination_country, destination_currency, payout_method, entity_type, name, ' +
   "address, email, to_char(date_of_birth, 'YYYY-MM-DD') AS date_of_birth, account_sealed, bank_id, bank_name, " +
-  'bank_bic, screening_id, external_id, created_at, updated_at, deleted_at';
+  'bank_bic, screening_id, external_id, created_at, updated_at, deleted_at, blocked_at';
 
-export type NewBeneficiary = Omit<BeneficiaryRow, 'created_at' | 'updated_at' | 'deleted_at'>;
+export type NewBeneficiary = Omit<BeneficiaryRow, 'created_at' | 'updated_at' | 'deleted_at' | 'blocked_at'>;
 
 export async function insertBeneficiary(db: Queryable, row: NewBeneficiary): Promise<BeneficiaryRow> {
   const result = await db.query<BeneficiaryRow>(
@@ -172,11 +174,20 @@ export async function setStatus(
     prepared(
       `UPDATE beneficiaries
         SET status = $2, updated_at = now(),
-            deleted_at = CASE WHEN $2 = 'deleted' THEN now() ELSE deleted_at END
+            deleted_at = CASE WHEN $2 = 'deleted' THEN now() ELSE deleted_at END,
+            blocked_at = CASE WHEN $2 = 'blocked' THEN now() ELSE blocked_at END
       WHERE id = $1
       RETURNING ${COLUMNS}`,
       [id, status],
     ),
   );
   return result.rows[0]!;
+}
+
+/**
+ * Records a confirmed match of a beneficiary deleted while its name waited for the review: its status stays
+ * `deleted`, and it is never paid (a transfer confirmed before the delete would otherwise go on, D19).
+ */
+export async function markBlocked(db: Queryable, id: string): Promise<void> {
+  await db.query('UPDATE beneficiaries SET blocked_at = now() WHERE id = $1 AND blocked_at IS NULL', [id]);
 }

@@ -430,8 +430,9 @@ export async function searchBeneficiaries(
 
 /**
  * The operator's review of a beneficiary's screening (D18, D19), in the review's transaction: `cleared`
- * makes an `in_review` beneficiary `active`, `confirmed_match` makes it `blocked`. A review of an older
- * screening (the name changed since) or of a beneficiary no longer in review changes nothing.
+ * makes an `in_review` beneficiary `active`, `confirmed_match` makes it `blocked`. A beneficiary deleted
+ * while its name waited keeps its status, and a confirmed match still bars it from every payout. A review
+ * of an older screening (the name changed since) changes nothing.
  */
 export async function onScreeningReviewed(
   tx: PoolClient,
@@ -442,7 +443,12 @@ export async function onScreeningReviewed(
   const current = await repo.findBeneficiary(tx, screening.organisation_id, screening.source_object_id, {
     forUpdate: true,
   });
-  if (current?.status !== 'in_review' || current.screening_id !== screening.id) return;
+  if (!current || current.screening_id !== screening.id) return;
+  if (current.status === 'deleted' && screening.match_status === 'confirmed_match') {
+    await repo.markBlocked(tx, current.id);
+    return;
+  }
+  if (current.status !== 'in_review') return;
   const status: BeneficiaryStatus = screening.match_status === 'cleared' ? 'active' : 'blocked';
   const row = await repo.setStatus(tx, current.id, status);
   await publishStatus(tx, deps, screening.organisation_id, beneficiaryView(deps, row), 'in_review');
@@ -468,6 +474,7 @@ export async function payoutDestination(
   return {
     beneficiaryId: view.id,
     status: view.status,
+    blocked: row.blocked_at !== null,
     currency: view.destination_currency,
     country: view.destination_country,
     payoutMethod: view.payout_method,

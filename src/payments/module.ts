@@ -9,6 +9,7 @@ import {
   FX_POSITION,
   HAND_OFF_KIND,
   handOff,
+  onScreeningReviewed,
   payoutGauges,
   railAccount,
   sandboxStep,
@@ -45,6 +46,7 @@ export const paymentsArea: Area = {
     FX_POSITION,
   ],
   gauges: [payoutGauges],
+  onScreeningReviewed: (tx, screening) => onScreeningReviewed(tx, screening),
   jobs: {
     [EXPIRE_DEPOSIT_KIND]: (tx, payload, deps) => expireDeposit(tx, deps, String(payload.deposit_id)),
     [HAND_OFF_KIND]: (tx, payload, deps) => handOff(tx, deps, String(payload.payout_id)),

@@ -13,7 +13,7 @@ import {
   withTransaction,
 } from '../db/pool.ts';
 import { transactionGroups } from '../db/transaction-groups.ts';
-import type { GaugeGroup, PayoutDestination } from '../platform/area.ts';
+import type { GaugeGroup, PayoutDestination, ReviewedScreening } from '../platform/area.ts';
 import type { AppDeps } from '../platform/deps.ts';
 import { AppError, conflict, invalidState, notFound, validationFailed } from '../platform/errors.ts';
 import { isPublicId, newPublicId } from '../platform/ids.ts';
@@ -215,13 +215,18 @@ export async function openPayout(tx: PoolClient, deps: AppDeps, payout: NewPayou
     action: 'created',
     previousStatus: null,
   });
+  await scheduleHandOff(tx, id);
+  return row;
+}
+
+/** Schedules the payout's hand-off now; a hand-off already scheduled stays as it is (one per payout). */
+async function scheduleHandOff(tx: PoolClient, id: string): Promise<void> {
   await scheduleJob(tx, {
     kind: HAND_OFF_KIND,
     payload: { payout_id: id },
     runAt: new Date(),
     dedupeKey: `${HAND_OFF_KIND}:${id}`,
   });
-  return row;
 }
 
 export async function createPayout(
@@ -369,12 +374,19 @@ export async function cancelPayout(deps: AppDeps, organisationId: string, id: st
 /**
  * The hand-off (a durable timer run by the worker): a pending payout goes to its connector and becomes
  * processing, with the hand-off recorded, all in the job's transaction: exactly once, also when a worker
- * dies mid-way (D21).
+ * dies mid-way (D21). No money goes to a name a sanctions review confirmed (D18): such a payout fails
+ * with `compliance` (its amount back), and one whose beneficiary's new name waits for its review stays
+ * pending until the review hands it off again (onScreeningReviewed).
  */
 export async function handOff(tx: PoolClient, deps: AppDeps, id: string): Promise<void> {
   const row = await repo.lockPayout(tx, null, id);
   if (row?.status !== 'pending') return; // cancelled meanwhile
   const destination = await destinationOf(tx, deps, row.organisation_id, row.beneficiary_id);
+  if (destination?.blocked) {
+    await movePayout(tx, deps, row, 'failed', 'compliance');
+    return;
+  }
+  if (destination?.status === 'in_review') return;
   if (!(await repo.recordHandOff(tx, row.id, row.connector))) return;
   if (!destination) {
     // The beneficiary is gone from its area (it cannot be: beneficiaries are only ever marked deleted).
@@ -395,6 +407,18 @@ export async function handOff(tx: PoolClient, deps: AppDeps, id: string): Promis
     deps,
   );
   await movePayout(tx, deps, row, 'processing');
+}
+
+/**
+ * A review of a beneficiary's screening (D18) hands its held payouts off again, in the review's
+ * transaction: cleared, they go to the rail; confirmed, they fail with `compliance`. Payouts not held
+ * (their hand-off is still due) are scheduled once, as before.
+ */
+export async function onScreeningReviewed(tx: PoolClient, screening: ReviewedScreening): Promise<void> {
+  if (screening.source_object_type !== 'beneficiary' || screening.source_object_id === null) return;
+  for (const id of await repo.pendingPayoutIds(tx, screening.organisation_id, screening.source_object_id)) {
+    await scheduleHandOff(tx, id);
+  }
 }
 
 /** An outcome of the rail: the operator's (manual), the sandbox simulator's, or its simulation routes. */

@@ -209,6 +209,19 @@ export async function findPayout(
   return findById<PayoutRow>(db, 'payouts', PAYOUT_COLUMNS, id, organisationId);
 }
 
+/** The ids of the beneficiary's pending payouts (payouts_pending_beneficiary_idx). */
+export async function pendingPayoutIds(
+  db: Queryable,
+  organisationId: string,
+  beneficiaryId: string,
+): Promise<string[]> {
+  const result = await db.query<{ id: string }>(
+    "SELECT id FROM payouts WHERE beneficiary_id = $1 AND organisation_id = $2 AND status = 'pending' ORDER BY id",
+    [beneficiaryId, organisationId],
+  );
+  return result.rows.map((row) => row.id);
+}
+
 /** The payout, of any organisation (the operator's reads). */
 export async function findPayoutOfAnyOrganisation(db: Queryable, id: string): Promise<PayoutRow | undefined> {
   const result = await db.query<PayoutRow>(

@@ -152,8 +152,16 @@ export interface GaugeReading {
 
 export interface PayoutDestination {
   beneficiaryId: string;
-  /** Only an `active` beneficiary is paid (D19). */
+  /**
+   * Only an `active` beneficiary takes a new payout (D19); one deleted since still takes those confirmed
+   * before, and one whose new name waits for its review (`in_review`) has its payouts held until then.
+   */
   status: string;
+  /**
+   * A sanctions review confirmed the beneficiary's name as a match (D18): it is never paid, whatever its
+   * status (`blocked`, or `deleted` since).
+   */
+  blocked: boolean;
   currency: string;
   country: string;
   payoutMethod: 'bank_account' | 'mobile_wallet';

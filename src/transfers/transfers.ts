@@ -251,13 +251,13 @@ async function createDepositLeg(tx: PoolClient, deps: AppDeps, row: repo.Transfe
 
 /**
  * Why the transfer's payout would be refused before any money moved, or null when it goes on: a
- * beneficiary blocked by a sanctions review since the confirm (the transfer is then rejected, D20). One
- * deleted since goes on (D19: "transfers already confirmed go on"), as does one whose new name waits for
- * its review.
+ * beneficiary blocked by a sanctions review since the confirm, also one deleted after it was blocked (the
+ * transfer is then rejected, D20). One deleted since goes on (D19: "transfers already confirmed go on"); one
+ * whose new name waits for its review goes on to a payout leg that the hand-off holds until the review.
  */
 function payoutRefusal(destination: PayoutDestination | undefined): string | null {
   if (!destination) return 'the beneficiary no longer exists';
-  if (destination.status === 'blocked') return 'the beneficiary was blocked by a sanctions review';
+  if (destination.blocked) return 'the beneficiary was blocked by a sanctions review';
   return null;
 }
 

@@ -559,6 +559,7 @@ describe('beneficiary lifecycle', () => {
         assert.deepEqual(await destination(org, created.id), {
           beneficiaryId: created.id,
           status: 'active',
+          blocked: false,
           currency: VALID[key].destination_currency,
           country: VALID[key].destination_country,
           payoutMethod: VALID[key].payout_method,
@@ -572,7 +573,10 @@ describe('beneficiary lifecycle', () => {
       }
       const gone = await createBeneficiary(api, bodyOf('FR'));
       await api.del(`${BENEFICIARIES}/${gone.id}`);
-      assert.equal((await destination(org, gone.id))?.status, 'deleted');
+      assert.deepEqual(
+        [(await destination(org, gone.id))?.status, (await destination(org, gone.id))?.blocked],
+        ['deleted', false],
+      );
       assert.equal(await destination(org, 'ben_00000000000000000000000000'), undefined);
       assert.equal(await destination(org, 'not-an-id'), undefined);
     });

@@ -91,7 +91,7 @@ describe('migrations that add an index to a table an earlier one made', () => {
     );
     assert.deepEqual(
       indexOnly.map((migration) => migration.version),
-      [2, 21, 70],
+      [2, 21, 31, 70],
     );
     for (const migration of indexOnly) {
       const db = await createTestDatabase({ template: false });

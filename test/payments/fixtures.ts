@@ -29,6 +29,7 @@ export const testBeneficiaries: Area = {
       row && {
         beneficiaryId,
         status: row.status,
+        blocked: row.status === 'blocked',
         currency: row.currency,
         country: row.country,
         payoutMethod: 'bank_account' as const,

@@ -17,7 +17,7 @@ import type { GaugeGroup, PayoutDestination, ReviewedScreening } from '../platfo
 import type { AppDeps } from '../platform/deps.ts';
 import { AppError, conflict, invalidState, notFound, validationFailed } from '../platform/errors.ts';
 import { isPublicId, newPublicId } from '../platform/ids.ts';
-import { cancelJob, scheduleJob } from '../platform/jobs/runner.ts';
+import { cancelJob, jobPending, scheduleJob } from '../platform/jobs/runner.ts';
 import { readingsByLabel } from '../platform/metrics.ts';
 import { Decimal, findCurrency, formatAmount, parseAmount } from '../platform/money.ts';
 import { type Page, refuseFreeText, toPage, toSearchQuery } from '../platform/search.ts';
@@ -219,13 +219,15 @@ export async function openPayout(tx: PoolClient, deps: AppDeps, payout: NewPayou
   return row;
 }
 
+const handOffKey = (id: string): string => `${HAND_OFF_KIND}:${id}`;
+
 /** Schedules the payout's hand-off now; a hand-off already scheduled stays as it is (one per payout). */
 async function scheduleHandOff(tx: PoolClient, id: string): Promise<void> {
   await scheduleJob(tx, {
     kind: HAND_OFF_KIND,
     payload: { payout_id: id },
     runAt: new Date(),
-    dedupeKey: `${HAND_OFF_KIND}:${id}`,
+    dedupeKey: handOffKey(id),
   });
 }
 
@@ -366,7 +368,7 @@ export async function cancelPayout(deps: AppDeps, organisationId: string, id: st
       );
     }
     const cancelled = await movePayout(tx, deps, row, 'cancelled');
-    await cancelJob(tx, `${HAND_OFF_KIND}:${row.id}`);
+    await cancelJob(tx, handOffKey(row.id));
     return payoutView(cancelled);
   });
 }
@@ -411,13 +413,17 @@ export async function handOff(tx: PoolClient, deps: AppDeps, id: string): Promis
 
 /**
  * A review of a beneficiary's screening (D18) hands its held payouts off again, in the review's
- * transaction: cleared, they go to the rail; confirmed, they fail with `compliance`. Payouts not held
- * (their hand-off is still due) are scheduled once, as before.
+ * transaction: cleared, they go to the rail; confirmed, they fail with `compliance`. The payouts are
+ * locked first, so that no payout is left held by a hand-off that runs meanwhile: one that locked the
+ * payout before has finished (its job gone, scheduled again here); one still to come, its job still seen
+ * here, locks the payout after the review's commit and reads the beneficiary as the review left it. The
+ * review never waits for a running hand-off's job row, which would deadlock with that hand-off.
  */
 export async function onScreeningReviewed(tx: PoolClient, screening: ReviewedScreening): Promise<void> {
   if (screening.source_object_type !== 'beneficiary' || screening.source_object_id === null) return;
-  for (const id of await repo.pendingPayoutIds(tx, screening.organisation_id, screening.source_object_id)) {
-    await scheduleHandOff(tx, id);
+  const ids = await repo.lockPendingPayoutIds(tx, screening.organisation_id, screening.source_object_id);
+  for (const id of ids) {
+    if (!(await jobPending(tx, handOffKey(id)))) await scheduleHandOff(tx, id);
   }
 }
 

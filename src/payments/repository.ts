@@ -209,14 +209,15 @@ export async function findPayout(
   return findById<PayoutRow>(db, 'payouts', PAYOUT_COLUMNS, id, organisationId);
 }
 
-/** The ids of the beneficiary's pending payouts (payouts_pending_beneficiary_idx). */
-export async function pendingPayoutIds(
+/** Locks the beneficiary's pending payouts, in id order, and answers their ids (payouts_pending_beneficiary_idx). */
+export async function lockPendingPayoutIds(
   db: Queryable,
   organisationId: string,
   beneficiaryId: string,
 ): Promise<string[]> {
   const result = await db.query<{ id: string }>(
-    "SELECT id FROM payouts WHERE beneficiary_id = $1 AND organisation_id = $2 AND status = 'pending' ORDER BY id",
+    `SELECT id FROM payouts WHERE beneficiary_id = $1 AND organisation_id = $2 AND status = 'pending'
+      ORDER BY id FOR UPDATE`,
     [beneficiaryId, organisationId],
   );
   return result.rows.map((row) => row.id);

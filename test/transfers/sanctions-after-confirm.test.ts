@@ -5,12 +5,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ledgerViolations } from '../../src/balances/repository.ts';
+import { handOff } from '../../src/payments/payouts.ts';
 import type { JobRunner } from '../../src/platform/jobs/runner.ts';
 import { Decimal } from '../../src/platform/money.ts';
 import { bodyOf, createBeneficiary } from '../beneficiaries/fixtures.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
-import { waitUntil } from '../helpers/wait.ts';
+import { sendAgainstLocks, waitUntil } from '../helpers/wait.ts';
 import { balance, PAYOUTS, runJobs, transactionsOf } from '../payments/fixtures.ts';
 
 const USD_EUR = 'cor_0000SANDBX0000000000000001';
@@ -227,5 +228,63 @@ describe('no payout to a name a sanctions review confirmed (D18, D20, D21)', () 
       '250.00',
     );
     assert.deepEqual(await ledgerViolations(t.db.pool), []);
+  });
+
+  it('leaves no payout held when its review meets a hand-off running on it, whichever goes first', async () => {
+    await stopJobs();
+    const api = apiClient(t, await t.tenant());
+    const held = async () => {
+      const beneficiary = await newBeneficiary(api);
+      const payout = await ok(
+        api.post(PAYOUTS, { beneficiary_id: beneficiary, currency: 'EUR', amount: '10.00' }),
+        201,
+      );
+      return { payout: payout.id as string, screening: await rename(api, beneficiary) };
+    };
+    /** A hand-off as the job runner runs it: its job row deleted first, in a transaction left open. */
+    const runningHandOff = async (payout: string) => {
+      const client = await t.db.pool.connect();
+      await client.query('BEGIN');
+      assert.equal(
+        (await client.query('DELETE FROM jobs WHERE dedupe_key = $1', [`payments.hand_off:${payout}`]))
+          .rowCount,
+        1,
+      );
+      return client;
+    };
+    const cleared = (screening: string) => () => review(api, screening, 'cleared');
+
+    // The hand-off locked the payout and found the name waiting: the review waits for its commit, then
+    // schedules the payout's hand-off again.
+    const first = await held();
+    const early = await runningHandOff(first.payout);
+    await handOff(early, t.deps, first.payout);
+    const reviewed = await sendAgainstLocks(t.db.pool, cleared(first.screening), 'review after a hand-off');
+    await early.query('COMMIT');
+    early.release();
+    await reviewed();
+
+    // The hand-off has deleted its job but not yet locked the payout: the review does not wait for it, and
+    // the hand-off then reads the beneficiary as the review left it.
+    const second = await held();
+    const late = await runningHandOff(second.payout);
+    const answered = await Promise.race([
+      cleared(second.screening)().then(() => 'answered'),
+      new Promise((resolve) => setTimeout(resolve, 5_000, 'waits for the hand-off')),
+    ]);
+    assert.equal(answered, 'answered');
+    await handOff(late, t.deps, second.payout);
+    await late.query('COMMIT');
+    late.release();
+    assert.equal(await handedOff(second.payout), true);
+
+    startJobs();
+    for (const payout of [first.payout, second.payout]) {
+      await waitUntil(
+        async () => (await payoutStatus(api, payout)).status === 'completed',
+        'completed',
+        10_000,
+      );
+    }
   });
 });

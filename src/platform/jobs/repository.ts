@@ -59,6 +59,12 @@ export async function insertJob(db: Queryable, job: NewJob): Promise<boolean> {
  * caller already holds the resource, so waiting for the row would deadlock. The caller's change commits
  * first and the job, finding its resource moved on, does nothing (every handler checks the state first).
  */
+/** Whether a job of the dedupe key is pending, as the caller's snapshot sees it (a job being run counts). */
+export async function jobPending(db: Queryable, dedupeKey: string): Promise<boolean> {
+  const result = await db.query('SELECT 1 FROM jobs WHERE dedupe_key = $1', [dedupeKey]);
+  return result.rowCount === 1;
+}
+
 export async function deleteJobByKey(db: Queryable, dedupeKey: string): Promise<boolean> {
   const result = await db.query({
     name: 'jobs.delete_by_key',

@@ -50,6 +50,9 @@ export async function scheduleJob(tx: PoolClient, job: repo.NewJob): Promise<boo
 export const cancelJob = (tx: PoolClient, dedupeKey: string): Promise<boolean> =>
   repo.deleteJobByKey(tx, dedupeKey);
 
+export const jobPending = (tx: PoolClient, dedupeKey: string): Promise<boolean> =>
+  repo.jobPending(tx, dedupeKey);
+
 /** Platform jobs: expired idempotency keys are purged every hour (D14), by one worker at a time. */
 const PLATFORM_JOBS: Readonly<Record<string, JobHandler>> = {
   [PURGE_KIND]: async (tx, _payload, deps) => {

@@ -17,7 +17,7 @@ import type { GaugeGroup, PayoutDestination, ReviewedScreening } from '../platfo
 import type { AppDeps } from '../platform/deps.ts';
 import { AppError, conflict, invalidState, notFound, validationFailed } from '../platform/errors.ts';
 import { isPublicId, newPublicId } from '../platform/ids.ts';
-import { cancelJob, jobPending, scheduleJob } from '../platform/jobs/runner.ts';
+import { cancelJob, jobPending, runJobNow, scheduleJob } from '../platform/jobs/runner.ts';
 import { readingsByLabel } from '../platform/metrics.ts';
 import { Decimal, findCurrency, formatAmount, parseAmount } from '../platform/money.ts';
 import { type Page, refuseFreeText, toPage, toSearchQuery } from '../platform/search.ts';
@@ -221,12 +221,15 @@ export async function openPayout(tx: PoolClient, deps: AppDeps, payout: NewPayou
 
 const handOffKey = (id: string): string => `${HAND_OFF_KIND}:${id}`;
 
-/** Schedules the payout's hand-off now; a hand-off already scheduled stays as it is (one per payout). */
-async function scheduleHandOff(tx: PoolClient, id: string): Promise<void> {
+/** How long a hand-off held for a beneficiary's review waits before it looks again, unless the review comes. */
+export const HELD_HAND_OFF_RECHECK_MS = 60_000;
+
+/** Schedules the payout's hand-off, now or `delayMs` later; one already scheduled stays as it is (one per payout). */
+async function scheduleHandOff(tx: PoolClient, id: string, delayMs = 0): Promise<void> {
   await scheduleJob(tx, {
     kind: HAND_OFF_KIND,
     payload: { payout_id: id },
-    runAt: new Date(),
+    runAt: new Date(Date.now() + delayMs),
     dedupeKey: handOffKey(id),
   });
 }
@@ -388,7 +391,11 @@ export async function handOff(tx: PoolClient, deps: AppDeps, id: string): Promis
     await movePayout(tx, deps, row, 'failed', 'compliance');
     return;
   }
-  if (destination?.status === 'in_review') return;
+  if (destination?.status === 'in_review') {
+    // Looked at again later too: a new name without a hit makes the beneficiary active with no review.
+    await scheduleHandOff(tx, row.id, HELD_HAND_OFF_RECHECK_MS);
+    return;
+  }
   if (!(await repo.recordHandOff(tx, row.id, row.connector))) return;
   if (!destination) {
     // The beneficiary is gone from its area (it cannot be: beneficiaries are only ever marked deleted).
@@ -412,18 +419,19 @@ export async function handOff(tx: PoolClient, deps: AppDeps, id: string): Promis
 }
 
 /**
- * A review of a beneficiary's screening (D18) hands its held payouts off again, in the review's
+ * A review of a beneficiary's screening (D18) hands its held payouts off at once, in the review's
  * transaction: cleared, they go to the rail; confirmed, they fail with `compliance`. The payouts are
- * locked first, so that no payout is left held by a hand-off that runs meanwhile: one that locked the
- * payout before has finished (its job gone, scheduled again here); one still to come, its job still seen
- * here, locks the payout after the review's commit and reads the beneficiary as the review left it. The
- * review never waits for a running hand-off's job row, which would deadlock with that hand-off.
+ * locked first, so that a hand-off running meanwhile leaves nothing held: one that locked the payout before
+ * has finished (its next look is made due now here); one still to come, its job claimed, locks the payout
+ * after the review's commit and reads the beneficiary as the review left it. The review never waits for a
+ * running hand-off's job row, which would deadlock with that hand-off.
  */
 export async function onScreeningReviewed(tx: PoolClient, screening: ReviewedScreening): Promise<void> {
   if (screening.source_object_type !== 'beneficiary' || screening.source_object_id === null) return;
   const ids = await repo.lockPendingPayoutIds(tx, screening.organisation_id, screening.source_object_id);
   for (const id of ids) {
-    if (!(await jobPending(tx, handOffKey(id)))) await scheduleHandOff(tx, id);
+    const key = handOffKey(id);
+    if (!(await runJobNow(tx, key)) && !(await jobPending(tx, key))) await scheduleHandOff(tx, id);
   }
 }
 

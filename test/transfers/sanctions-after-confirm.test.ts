@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ledgerViolations } from '../../src/balances/repository.ts';
-import { handOff } from '../../src/payments/payouts.ts';
+import { HELD_HAND_OFF_RECHECK_MS, handOff } from '../../src/payments/payouts.ts';
 import type { JobRunner } from '../../src/platform/jobs/runner.ts';
 import { Decimal } from '../../src/platform/money.ts';
 import { bodyOf, createBeneficiary } from '../beneficiaries/fixtures.ts';
@@ -82,13 +82,20 @@ describe('no payout to a name a sanctions review confirmed (D18, D20, D21)', () 
     (await ok(api.get(`${PAYOUTS}/${id}`))) as { status: string; failure_reason: string | null };
   const reaches = (api: ApiClient, id: string, status: string) =>
     waitUntil(async () => (await transferOf(api, id)).status === status, `transfer ${status}`, 10_000);
-  /** The payout's hand-off has run and left it where it was: no job due for it, no hand-off recorded. */
-  const handOffRan = (payoutId: string) =>
+  /**
+   * The payout's hand-off has run and held it: its next look is the recheck interval away (its job due
+   * then), and no hand-off is recorded.
+   */
+  const heldAtHandOff = (payoutId: string) =>
     waitUntil(
       async () =>
-        (await t.db.pool.query('SELECT 1 FROM jobs WHERE dedupe_key = $1', [`payments.hand_off:${payoutId}`]))
-          .rowCount === 0,
-      'the hand-off ran',
+        (
+          await t.db.pool.query(
+            "SELECT 1 FROM jobs WHERE dedupe_key = $1 AND run_at > now() + $2 * interval '1 millisecond' / 2",
+            [`payments.hand_off:${payoutId}`, HELD_HAND_OFF_RECHECK_MS],
+          )
+        ).rowCount === 1,
+      'the hand-off held the payout',
       10_000,
     );
   const handedOff = async (payoutId: string) =>
@@ -156,7 +163,7 @@ describe('no payout to a name a sanctions review confirmed (D18, D20, D21)', () 
       payouts.push(funded.payout!.id);
     }
     for (const payout of payouts) {
-      await handOffRan(payout);
+      await heldAtHandOff(payout);
       assert.equal((await payoutStatus(api, payout)).status, 'pending');
       assert.equal(await handedOff(payout), false);
     }
@@ -196,7 +203,7 @@ describe('no payout to a name a sanctions review confirmed (D18, D20, D21)', () 
     // While the beneficiary's new name waits, the hand-off holds the payout.
     const screenings = [await rename(api, blocked), await rename(api, cleared)];
     startJobs();
-    for (const payout of payouts) await handOffRan(payout);
+    for (const payout of payouts) await heldAtHandOff(payout);
     assert.deepEqual(
       [(await payoutStatus(api, payouts[0]!)).status, (await payoutStatus(api, payouts[1]!)).status],
       ['pending', 'pending'],
@@ -228,6 +235,32 @@ describe('no payout to a name a sanctions review confirmed (D18, D20, D21)', () 
       '250.00',
     );
     assert.deepEqual(await ledgerViolations(t.db.pool), []);
+  });
+
+  it('hands a held payout off at its next look once a new name without a hit makes the beneficiary active', async () => {
+    await stopJobs();
+    const api = apiClient(t, await t.tenant());
+    const beneficiary = await newBeneficiary(api);
+    const payout = await ok(
+      api.post(PAYOUTS, { beneficiary_id: beneficiary, currency: 'EUR', amount: '20.00' }),
+      201,
+    );
+    await rename(api, beneficiary);
+    // Its hand-off holds it.
+    startJobs();
+    await heldAtHandOff(payout.id as string);
+    const renamed = await ok(api.patch(`/api/v1/beneficiaries/${beneficiary}`, { name: 'Ada Lovelace' }));
+    assert.equal(renamed.status, 'active');
+    assert.equal((await payoutStatus(api, payout.id as string)).status, 'pending');
+    // The recheck interval passes.
+    await t.db.pool.query('UPDATE jobs SET run_at = now() WHERE dedupe_key = $1', [
+      `payments.hand_off:${payout.id}`,
+    ]);
+    await waitUntil(
+      async () => (await payoutStatus(api, payout.id as string)).status === 'completed',
+      'the payout completed',
+      10_000,
+    );
   });
 
   it('leaves no payout held when its review meets a hand-off running on it, whichever goes first', async () => {

@@ -59,6 +59,23 @@ export async function insertJob(db: Queryable, job: NewJob): Promise<boolean> {
  * caller already holds the resource, so waiting for the row would deadlock. The caller's change commits
  * first and the job, finding its resource moved on, does nothing (every handler checks the state first).
  */
+/**
+ * Makes the pending job of the dedupe key due now and wakes the runners; true if there was one to move. A
+ * job a runner has claimed is left to it, as deleteJobByKey leaves it.
+ */
+export async function runJobNow(db: Queryable, dedupeKey: string): Promise<boolean> {
+  const result = await db.query(
+    `WITH moved AS (
+       UPDATE jobs SET run_at = now()
+        WHERE id IN (SELECT id FROM jobs WHERE dedupe_key = $1 FOR UPDATE SKIP LOCKED)
+        RETURNING id
+     )
+     SELECT pg_notify('${JOBS_CHANNEL}', '') FROM moved`,
+    [dedupeKey],
+  );
+  return result.rowCount === 1;
+}
+
 /** Whether a job of the dedupe key is pending, as the caller's snapshot sees it (a job being run counts). */
 export async function jobPending(db: Queryable, dedupeKey: string): Promise<boolean> {
   const result = await db.query('SELECT 1 FROM jobs WHERE dedupe_key = $1', [dedupeKey]);

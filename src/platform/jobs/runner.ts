@@ -53,6 +53,9 @@ export const cancelJob = (tx: PoolClient, dedupeKey: string): Promise<boolean> =
 export const jobPending = (tx: PoolClient, dedupeKey: string): Promise<boolean> =>
   repo.jobPending(tx, dedupeKey);
 
+export const runJobNow = (tx: PoolClient, dedupeKey: string): Promise<boolean> =>
+  repo.runJobNow(tx, dedupeKey);
+
 /** Platform jobs: expired idempotency keys are purged every hour (D14), by one worker at a time. */
 const PLATFORM_JOBS: Readonly<Record<string, JobHandler>> = {
   [PURGE_KIND]: async (tx, _payload, deps) => {

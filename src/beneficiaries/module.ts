@@ -4,7 +4,7 @@
 import type { Area, EventType } from '../platform/area.ts';
 import { PAYMENT_SCOPES } from '../platform/scopes.ts';
 import { registerBeneficiaryRoutes } from './routes.ts';
-import { onScreeningReviewed, payoutDestination } from './service.ts';
+import { blockPayee, onScreeningReviewed, payoutDestination } from './service.ts';
 
 export const BENEFICIARY_EVENT_TYPES: readonly EventType[] = [
   { code: 'beneficiary.created', description: 'A beneficiary was created.' },
@@ -22,5 +22,6 @@ export const beneficiariesArea: Area = {
   routes: registerBeneficiaryRoutes,
   payoutDestination,
   onScreeningReviewed,
+  blockPayee,
   sealedColumns: [{ table: 'beneficiaries', key: ['id'], column: 'account_sealed' }],
 };

@@ -23,7 +23,7 @@ import { isPublicId, newPublicId } from '../platform/ids.ts';
 import { findCurrency } from '../platform/money.ts';
 import { type Page, toPage, toSearchQuery } from '../platform/search.ts';
 import { toIso } from '../platform/time.ts';
-import { screen } from '../sanctions/service.ts';
+import { matchStatusOf, screen } from '../sanctions/service.ts';
 import { publishResourceEvent } from '../webhooks/publish.ts';
 import * as repo from './repository.ts';
 import { allFields, ENTITY_TYPES, type FieldSet, fieldSetFor, publicField } from './requirements.ts';
@@ -455,6 +455,39 @@ export async function onScreeningReviewed(
 }
 
 /**
+ * A review confirmed the beneficiary's name as a match on another screening of it (a transfer's, Area.
+ * blockPayee): if that is still its name, it is blocked as its own review would block it (`beneficiary.blocked`
+ * from its status), or, deleted, barred from payouts all the same.
+ */
+export async function blockPayee(
+  tx: PoolClient,
+  payee: { organisationId: string; beneficiaryId: string; name: string },
+  deps: AppDeps,
+): Promise<void> {
+  if (!isPublicId(BENEFICIARY_PREFIX, payee.beneficiaryId)) return;
+  const current = await repo.findBeneficiary(tx, payee.organisationId, payee.beneficiaryId, {
+    forUpdate: true,
+  });
+  if (!current || current.name !== payee.name || current.blocked_at !== null) return;
+  if (current.status === 'deleted') {
+    await repo.markBlocked(tx, current.id);
+    return;
+  }
+  const row = await repo.setStatus(tx, current.id, 'blocked');
+  await publishStatus(tx, deps, payee.organisationId, beneficiaryView(deps, row), current.status);
+}
+
+/**
+ * Whether the beneficiary's current name waits for its review: `in_review`, or deleted while it waited (a
+ * delete does not end the wait, and the review may still confirm the match).
+ */
+async function reviewPending(db: Queryable, row: repo.BeneficiaryRow): Promise<boolean> {
+  if (row.status === 'in_review') return true;
+  if (row.status !== 'deleted' || row.blocked_at !== null) return false;
+  return (await matchStatusOf(db, row.organisation_id, row.screening_id)) === 'potential_match';
+}
+
+/**
  * Where a payout to the beneficiary goes (Area.payoutDestination): its status (deleted ones included), its
  * destination, and its address, account and bank as its GET answers them (beneficiaryView, the one place
  * that opens the sealed account), with the account identifier the rail needs picked out of the account.
@@ -475,6 +508,7 @@ export async function payoutDestination(
     beneficiaryId: view.id,
     status: view.status,
     blocked: row.blocked_at !== null,
+    reviewPending: await reviewPending(db, row),
     currency: view.destination_currency,
     country: view.destination_country,
     payoutMethod: view.payout_method,

@@ -391,7 +391,7 @@ export async function handOff(tx: PoolClient, deps: AppDeps, id: string): Promis
     await movePayout(tx, deps, row, 'failed', 'compliance');
     return;
   }
-  if (destination?.status === 'in_review') {
+  if (destination?.reviewPending) {
     // Looked at again later too: a new name without a hit makes the beneficiary active with no review.
     await scheduleHandOff(tx, row.id, HELD_HAND_OFF_RECHECK_MS);
     return;
@@ -562,6 +562,8 @@ export async function payoutDestination(deps: AppDeps, id: string): Promise<Payo
     beneficiary: {
       id: destination.beneficiaryId,
       status: destination.status,
+      blocked: destination.blocked,
+      review_pending: destination.reviewPending,
       entity_type: destination.entityType,
       name: destination.name,
       address: destination.address,

@@ -340,6 +340,8 @@ const exampleDestination = {
   beneficiary: {
     id: 'ben_01JD3V6M2Q8W1X4Y5Z6A7B8C9F',
     status: 'active',
+    blocked: false,
+    review_pending: false,
     entity_type: 'individual',
     name: 'Anna Schmidt',
     address: { line1: 'Unter den Linden 1', city: 'Berlin', postal_code: '10117', country: 'DE' },
@@ -370,6 +372,16 @@ export const PayoutDestination = component(
           description:
             'active; deleted: deleted after the payout was made, which is still paid (D19, D20); in_review or ' +
             'blocked: a new name hit the sanctions list after the payout was made.',
+        }),
+        blocked: Type.Boolean({
+          description:
+            'A sanctions review confirmed the name as a match (status blocked, or deleted since): do not pay; ' +
+            'fail the payout with compliance.',
+        }),
+        review_pending: Type.Boolean({
+          description:
+            'The name waits for its sanctions review (status in_review, or deleted while it waited): do not pay ' +
+            'before the review.',
         }),
         entity_type: StringEnum(['individual', 'business']),
         name: Type.String(),

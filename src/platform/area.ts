@@ -43,6 +43,8 @@ export interface CliCommand {
 export interface ReviewedScreening {
   id: string;
   organisation_id: string;
+  /** The name that was screened. */
+  name: string;
   match_status: 'confirmed_match' | 'cleared';
   /** The resource that asked for the screening (`beneficiary`, `transfer`); null for a direct screening. */
   source_object_type: string | null;
@@ -109,6 +111,16 @@ export interface Area {
     network: string,
     asset: string,
   ): Promise<{ address: string }>;
+  /**
+   * A sanctions review confirmed `name`, screened for a payment to the beneficiary (a transfer's re-screening
+   * at confirm, D20), as a match: the area that holds the beneficiary bars it from every payout if that is
+   * still its name (the beneficiaries area), in the review's transaction.
+   */
+  blockPayee?(
+    tx: PoolClient,
+    payee: { organisationId: string; beneficiaryId: string; name: string },
+    deps: AppDeps,
+  ): Promise<void>;
   /** Reacts to a payout's move (a transfer's payout leg, D20), in the moving transaction. */
   onPayoutMoved?(tx: PoolClient, payout: MovedPayout, deps: AppDeps): Promise<void>;
   /** Reacts to a deposit that was credited, in the crediting transaction (transfers funded by it, D20). */
@@ -152,16 +164,18 @@ export interface GaugeReading {
 
 export interface PayoutDestination {
   beneficiaryId: string;
-  /**
-   * Only an `active` beneficiary takes a new payout (D19); one deleted since still takes those confirmed
-   * before, and one whose new name waits for its review (`in_review`) has its payouts held until then.
-   */
+  /** Only an `active` beneficiary takes a new payout (D19); one deleted since still takes those made before. */
   status: string;
   /**
    * A sanctions review confirmed the beneficiary's name as a match (D18): it is never paid, whatever its
    * status (`blocked`, or `deleted` since).
    */
   blocked: boolean;
+  /**
+   * The beneficiary's current name waits for its sanctions review (`in_review`, or `deleted` while it
+   * waited): its payouts are held until the review.
+   */
+  reviewPending: boolean;
   currency: string;
   country: string;
   payoutMethod: 'bank_account' | 'mobile_wallet';

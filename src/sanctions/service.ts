@@ -8,6 +8,7 @@ import {
   type PoolClient,
   pgConstraint,
   pgErrorCode,
+  type Queryable,
   withTransaction,
 } from '../db/pool.ts';
 import type { GaugeGroup, ReviewedScreening } from '../platform/area.ts';
@@ -177,6 +178,15 @@ export async function createScreening(
 ): Promise<ScreeningView> {
   checkScreeningInput(input);
   return withTransaction(deps.pool, (tx) => screen(tx, deps, organisationId, input));
+}
+
+/** The screening's match status, read in the caller's transaction; undefined for an unknown id. */
+export async function matchStatusOf(
+  db: Queryable,
+  organisationId: string,
+  id: string,
+): Promise<MatchStatus | undefined> {
+  return (await repo.findScreening(db, organisationId, id))?.match_status;
 }
 
 export async function getScreening(

@@ -632,7 +632,17 @@ export async function onScreeningReviewed(
 ): Promise<void> {
   if (screening.source_object_type !== 'transfer' || screening.source_object_id === null) return;
   const row = await repo.lockTransfer(tx, screening.organisation_id, screening.source_object_id);
-  if (row?.status !== 'in_review' || row.screening_id !== screening.id) return;
+  if (row?.screening_id !== screening.id) return;
+  // The confirmed name is the beneficiary's: no payment goes to it, this transfer's or any other.
+  if (screening.match_status === 'confirmed_match') {
+    const payee = {
+      organisationId: row.organisation_id,
+      beneficiaryId: row.beneficiary_id,
+      name: screening.name,
+    };
+    for (const area of deps.areas) await area.blockPayee?.(tx, payee, deps);
+  }
+  if (row.status !== 'in_review') return;
   if (screening.match_status === 'confirmed_match') {
     await stop(tx, deps, row, 'rejected', 'the beneficiary matched a sanctions list');
     return;

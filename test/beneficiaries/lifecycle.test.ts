@@ -560,6 +560,7 @@ describe('beneficiary lifecycle', () => {
           beneficiaryId: created.id,
           status: 'active',
           blocked: false,
+          reviewPending: false,
           currency: VALID[key].destination_currency,
           country: VALID[key].destination_country,
           payoutMethod: VALID[key].payout_method,

@@ -30,6 +30,7 @@ export const testBeneficiaries: Area = {
         beneficiaryId,
         status: row.status,
         blocked: row.status === 'blocked',
+        reviewPending: row.status === 'in_review',
         currency: row.currency,
         country: row.country,
         payoutMethod: 'bank_account' as const,

@@ -681,6 +681,8 @@ describe('payouts on the manual rail (D21)', () => {
       beneficiary: {
         id: iban.id,
         status: 'active',
+        blocked: false,
+        review_pending: false,
         entity_type: 'individual',
         name: 'Anna Schmidt',
         address: { line1: '1 Main Street', city: 'Berlin', postal_code: '10117', country: 'DE' },
@@ -702,6 +704,8 @@ describe('payouts on the manual rail (D21)', () => {
       beneficiary: {
         id: us.id,
         status: 'active',
+        blocked: false,
+        review_pending: false,
         entity_type: 'business',
         name: 'Acme Widgets LLC',
         address: { line1: '1 Main Street', city: 'New York', postal_code: '10117', country: 'US' },
@@ -791,6 +795,31 @@ describe('payouts on the manual rail (D21)', () => {
     ]);
   });
 
+  it('tells the operator not to pay a name that waits for its review or that a review confirmed, also once deleted', async () => {
+    const api = apiClient(t, await t.tenant());
+    const ben = await createBeneficiary(api, bodyOf('DE'));
+    const payout = await processingPayout(api, { beneficiary_id: ben.id, currency: 'EUR', amount: '75.00' });
+    const flags = async () => {
+      const response = await destinationOf(payout.id);
+      expectStatus(response, 200);
+      const { status, blocked, review_pending } = response.json().beneficiary;
+      return [status, blocked, review_pending];
+    };
+    assert.deepEqual(await flags(), ['active', false, false]);
+    const renamed = await api.patch(`${BENEFICIARIES}/${ben.id}`, { name: 'Paula Sanctioned' });
+    expectStatus(renamed, 200);
+    assert.deepEqual(await flags(), ['in_review', false, true]);
+    expectStatus(await api.del(`${BENEFICIARIES}/${ben.id}`), 200);
+    assert.deepEqual(await flags(), ['deleted', false, true]);
+    expectStatus(
+      await api.post(`/api/v1/sandbox/screenings/${renamed.json().screening_id}/review`, {
+        decision: 'confirmed_match',
+      }),
+      200,
+    );
+    assert.deepEqual(await flags(), ['deleted', true, false]);
+  });
+
   it("still shows a deleted beneficiary's destination: a transfer's payout leg is paid after the delete (D19, D20)", async () => {
     const api = apiClient(t, await t.tenant());
     const ben = await createBeneficiary(api, bodyOf('DE'));
@@ -823,6 +852,8 @@ describe('payouts on the manual rail (D21)', () => {
       beneficiary: {
         id: ben.id,
         status: 'deleted',
+        blocked: false,
+        review_pending: false,
         entity_type: 'individual',
         name: 'Anna Schmidt',
         address: { line1: '1 Main Street', city: 'Berlin', postal_code: '10117', country: 'DE' },

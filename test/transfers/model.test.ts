@@ -554,6 +554,8 @@ class Review extends OnTransfer {
     }
     expectOk(response);
     transfer.screening = 'reviewed';
+    // The confirmed name is the sanctioned beneficiary's: it is blocked, whatever its transfer's status.
+    if (this.decision === 'confirmed_match') model.blocked = true;
     // A review of a transfer no longer in review (cancelled meanwhile) moves nothing.
     if (transfer.status !== 'in_review') return verify(model, real);
     // Cleared, but its beneficiary was blocked since: rejected all the same, the money back (D20).

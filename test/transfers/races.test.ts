@@ -185,8 +185,24 @@ describe('races between conflicting actions on one transfer (D20, D21, D24)', ()
   let sent = 0;
   let api: ApiClient;
   let plain: string;
-  let sanctioned: string;
   let mexican: string;
+  const create = async (body: Record<string, unknown>) => {
+    const response = await api.post('/api/v1/beneficiaries', body);
+    assert.equal(response.statusCode, 201, response.body);
+    return response.json() as { id: string; status: string; screening_id: string };
+  };
+  /**
+   * A beneficiary of a magic name, cleared once: it is still a hit at every confirm (D24). One per transfer,
+   * as a confirmed match on its transfer blocks it.
+   */
+  const sanctionedBeneficiary = async (): Promise<string> => {
+    const held = await create({ ...VALID.DE, name: 'Peter Sanctioned', account: { iban: HOLD_IBAN } });
+    const cleared = await api.post(`/api/v1/sandbox/screenings/${held.screening_id}/review`, {
+      decision: 'cleared',
+    });
+    assert.equal(cleared.statusCode, 200, cleared.body);
+    return held.id;
+  };
 
   before(async () => {
     // An hour per sandbox step: nothing moves by itself during a round.
@@ -203,20 +219,8 @@ describe('races between conflicting actions on one transfer (D20, D21, D24)', ()
     }
     api = apiClient(t, await t.tenant());
     await activeSubscription(api, { event_type_codes: TRANSFER_EVENTS });
-    const create = async (body: Record<string, unknown>) => {
-      const response = await api.post('/api/v1/beneficiaries', body);
-      assert.equal(response.statusCode, 201, response.body);
-      return response.json() as { id: string; status: string; screening_id: string };
-    };
     plain = (await create({ ...VALID.DE, account: { iban: HOLD_IBAN } })).id;
     mexican = (await create(VALID.MX)).id;
-    // A magic name: cleared once, it is still a hit at every confirm (D24).
-    const held = await create({ ...VALID.DE, name: 'Peter Sanctioned', account: { iban: HOLD_IBAN } });
-    const cleared = await api.post(`/api/v1/sandbox/screenings/${held.screening_id}/review`, {
-      decision: 'cleared',
-    });
-    assert.equal(cleared.statusCode, 200, cleared.body);
-    sanctioned = held.id;
   });
   after(async () => {
     await jobs.stop();
@@ -277,7 +281,8 @@ describe('races between conflicting actions on one transfer (D20, D21, D24)', ()
     assert.equal(q.statusCode, 201, q.body);
     const before = await balance(currency);
     const confirmed = await api.post(`${QUOTES}/${q.json().id}/confirm`, {
-      beneficiary_id: funding === 'crypto' ? mexican : options.toSanctioned ? sanctioned : plain,
+      beneficiary_id:
+        funding === 'crypto' ? mexican : options.toSanctioned ? await sanctionedBeneficiary() : plain,
       funding_method: funding,
       ...(funding === 'crypto' ? { network: 'ethereum' } : {}),
     });

@@ -13,6 +13,7 @@ import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { sendAgainstLocks, waitUntil } from '../helpers/wait.ts';
 import { balance, PAYOUTS, runJobs, transactionsOf } from '../payments/fixtures.ts';
+import { activeSubscription, client } from '../webhooks/fixtures.ts';
 
 const USD_EUR = 'cor_0000SANDBX0000000000000001';
 
@@ -237,6 +238,36 @@ describe('no payout to a name a sanctions review confirmed (D18, D20, D21)', () 
     assert.deepEqual(await ledgerViolations(t.db.pool), []);
   });
 
+  it('holds the payouts of a beneficiary deleted while its new name waits, until the review', async () => {
+    await stopJobs();
+    const api = apiClient(t, await t.tenant());
+    const beneficiary = await newBeneficiary(api);
+    const payout = await ok(
+      api.post(PAYOUTS, { beneficiary_id: beneficiary, currency: 'EUR', amount: '30.00' }),
+      201,
+    );
+    const transfer = await bankTransfer(api, beneficiary);
+    const screening = await rename(api, beneficiary);
+    await ok(api.del(`/api/v1/beneficiaries/${beneficiary}`));
+    startJobs();
+    const leg = ((await fund(api, transfer.id)) as unknown as TransferJson).payout!.id;
+    for (const id of [payout.id as string, leg]) {
+      await heldAtHandOff(id);
+      assert.equal((await payoutStatus(api, id)).status, 'pending');
+    }
+
+    await review(api, screening, 'confirmed_match');
+    await reaches(api, transfer.id, 'refunded');
+    for (const id of [payout.id as string, leg]) {
+      assert.deepEqual(await payoutStatus(api, id).then((p) => [p.status, p.failure_reason]), [
+        'failed',
+        'compliance',
+      ]);
+      assert.equal(await handedOff(id), false);
+    }
+    assert.deepEqual(await ledgerViolations(t.db.pool), []);
+  });
+
   it('hands a held payout off at its next look once a new name without a hit makes the beneficiary active', async () => {
     await stopJobs();
     const api = apiClient(t, await t.tenant());
@@ -261,6 +292,57 @@ describe('no payout to a name a sanctions review confirmed (D18, D20, D21)', () 
       'the payout completed',
       10_000,
     );
+  });
+
+  it("blocks the beneficiary whose name a transfer's review confirmed, unless its name has changed since", async () => {
+    startJobs();
+    const api = apiClient(t, await t.tenant());
+    await activeSubscription(client(t, api.tenant), { event_type_codes: ['beneficiary.blocked'] });
+    // A name cleared for the beneficiary, and a hit again at every confirm (D24).
+    const lookalike = async () => {
+      const created = await createBeneficiary(api, bodyOf('DE', { name: 'Lena Lookalike' }));
+      await review(api, created.screening_id, 'cleared');
+      return created.id;
+    };
+    const held = async (beneficiary: string) => {
+      const quote = await ok(
+        api.post('/api/v1/transfers/quotes', { corridor_id: USD_EUR, source_amount: '100.00' }),
+        201,
+      );
+      const transfer = await ok(
+        api.post(`/api/v1/transfers/quotes/${quote.id}/confirm`, {
+          beneficiary_id: beneficiary,
+          funding_method: 'balance',
+        }),
+        201,
+      );
+      assert.equal(transfer.status, 'in_review');
+      return transfer as { id: string; screening_id: string };
+    };
+    const same = await lookalike();
+    const renamed = await lookalike();
+    const toSame = await held(same);
+    const toRenamed = await held(renamed);
+    await ok(api.patch(`/api/v1/beneficiaries/${renamed}`, { name: 'Lena Lovelace' }));
+
+    await review(api, toSame.screening_id, 'confirmed_match');
+    await review(api, toRenamed.screening_id, 'confirmed_match');
+    for (const transfer of [toSame, toRenamed])
+      assert.equal((await transferOf(api, transfer.id)).status, 'rejected');
+    assert.equal((await ok(api.get(`/api/v1/beneficiaries/${same}`))).status, 'blocked');
+    assert.equal((await ok(api.get(`/api/v1/beneficiaries/${renamed}`))).status, 'active');
+    const blockedEvents = await t.db.pool.query<{ source_object_id: string }>(
+      "SELECT source_object_id FROM webhook_events WHERE organisation_id = $1 AND event_type_code = 'beneficiary.blocked'",
+      [api.tenant.organisationId],
+    );
+    assert.deepEqual(
+      blockedEvents.rows.map((row) => row.source_object_id),
+      [same],
+    );
+    const refused = await api.post(PAYOUTS, { beneficiary_id: same, currency: 'EUR', amount: '5.00' });
+    assert.equal(refused.statusCode, 400, refused.body);
+    assert.equal(JSON.parse(refused.body).code, 'BENEFICIARY_NOT_ACTIVE');
+    await ok(api.post(PAYOUTS, { beneficiary_id: renamed, currency: 'EUR', amount: '5.00' }), 201);
   });
 
   it('leaves no payout held when its review meets a hand-off running on it, whichever goes first', async () => {

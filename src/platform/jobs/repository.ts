@@ -54,12 +54,6 @@ export async function insertJob(db: Queryable, job: NewJob): Promise<boolean> {
 }
 
 /**
- * Removes a pending job by its dedupe key (a funded transfer's expiry, say); true if there was one. A job a
- * runner has claimed is left to it: the runner holds the job's row and then locks the resource, while the
- * caller already holds the resource, so waiting for the row would deadlock. The caller's change commits
- * first and the job, finding its resource moved on, does nothing (every handler checks the state first).
- */
-/**
  * Makes the pending job of the dedupe key due now and wakes the runners; true if there was one to move. A
  * job a runner has claimed is left to it, as deleteJobByKey leaves it.
  */
@@ -82,6 +76,12 @@ export async function jobPending(db: Queryable, dedupeKey: string): Promise<bool
   return result.rowCount === 1;
 }
 
+/**
+ * Removes a pending job by its dedupe key (a funded transfer's expiry, say); true if there was one. A job a
+ * runner has claimed is left to it: the runner holds the job's row and then locks the resource, while the
+ * caller already holds the resource, so waiting for the row would deadlock. The caller's change commits
+ * first and the job, finding its resource moved on, does nothing (every handler checks the state first).
+ */
 export async function deleteJobByKey(db: Queryable, dedupeKey: string): Promise<boolean> {
   const result = await db.query({
     name: 'jobs.delete_by_key',

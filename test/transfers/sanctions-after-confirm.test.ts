@@ -61,6 +61,15 @@ describe('no payout to a name a sanctions review confirmed (D18, D20, D21)', () 
   };
   const review = (api: ApiClient, screeningId: string, decision: 'cleared' | 'confirmed_match') =>
     ok(api.post(`/api/v1/sandbox/screenings/${screeningId}/review`, { decision }));
+  /** A pending payout of `amount` EUR to the beneficiary: its id. */
+  const payoutTo = async (api: ApiClient, beneficiaryId: string, amount: string) => {
+    const payout = await ok(
+      api.post(PAYOUTS, { beneficiary_id: beneficiaryId, currency: 'EUR', amount }),
+      201,
+    );
+    assert.equal(payout.status, 'pending');
+    return payout.id as string;
+  };
   const bankTransfer = async (api: ApiClient, beneficiaryId: string) => {
     const quote = await ok(
       api.post('/api/v1/transfers/quotes', { corridor_id: USD_EUR, source_amount: '100.00' }),
@@ -194,12 +203,7 @@ describe('no payout to a name a sanctions review confirmed (D18, D20, D21)', () 
     const opening = await balance(api, 'EUR');
     const payouts: string[] = [];
     for (const beneficiary of [blocked, cleared]) {
-      const payout = await ok(
-        api.post(PAYOUTS, { beneficiary_id: beneficiary, currency: 'EUR', amount: '250.00' }),
-        201,
-      );
-      assert.equal(payout.status, 'pending');
-      payouts.push(payout.id as string);
+      payouts.push(await payoutTo(api, beneficiary, '250.00'));
     }
     // While the beneficiary's new name waits, the hand-off holds the payout.
     const screenings = [await rename(api, blocked), await rename(api, cleared)];
@@ -242,23 +246,20 @@ describe('no payout to a name a sanctions review confirmed (D18, D20, D21)', () 
     await stopJobs();
     const api = apiClient(t, await t.tenant());
     const beneficiary = await newBeneficiary(api);
-    const payout = await ok(
-      api.post(PAYOUTS, { beneficiary_id: beneficiary, currency: 'EUR', amount: '30.00' }),
-      201,
-    );
+    const payout = await payoutTo(api, beneficiary, '30.00');
     const transfer = await bankTransfer(api, beneficiary);
     const screening = await rename(api, beneficiary);
     await ok(api.del(`/api/v1/beneficiaries/${beneficiary}`));
     startJobs();
     const leg = ((await fund(api, transfer.id)) as unknown as TransferJson).payout!.id;
-    for (const id of [payout.id as string, leg]) {
+    for (const id of [payout, leg]) {
       await heldAtHandOff(id);
       assert.equal((await payoutStatus(api, id)).status, 'pending');
     }
 
     await review(api, screening, 'confirmed_match');
     await reaches(api, transfer.id, 'refunded');
-    for (const id of [payout.id as string, leg]) {
+    for (const id of [payout, leg]) {
       assert.deepEqual(await payoutStatus(api, id).then((p) => [p.status, p.failure_reason]), [
         'failed',
         'compliance',
@@ -272,23 +273,20 @@ describe('no payout to a name a sanctions review confirmed (D18, D20, D21)', () 
     await stopJobs();
     const api = apiClient(t, await t.tenant());
     const beneficiary = await newBeneficiary(api);
-    const payout = await ok(
-      api.post(PAYOUTS, { beneficiary_id: beneficiary, currency: 'EUR', amount: '20.00' }),
-      201,
-    );
+    const payout = await payoutTo(api, beneficiary, '20.00');
     await rename(api, beneficiary);
     // Its hand-off holds it.
     startJobs();
-    await heldAtHandOff(payout.id as string);
+    await heldAtHandOff(payout);
     const renamed = await ok(api.patch(`/api/v1/beneficiaries/${beneficiary}`, { name: 'Ada Lovelace' }));
     assert.equal(renamed.status, 'active');
-    assert.equal((await payoutStatus(api, payout.id as string)).status, 'pending');
+    assert.equal((await payoutStatus(api, payout)).status, 'pending');
     // The recheck interval passes.
     await t.db.pool.query('UPDATE jobs SET run_at = now() WHERE dedupe_key = $1', [
-      `payments.hand_off:${payout.id}`,
+      `payments.hand_off:${payout}`,
     ]);
     await waitUntil(
-      async () => (await payoutStatus(api, payout.id as string)).status === 'completed',
+      async () => (await payoutStatus(api, payout)).status === 'completed',
       'the payout completed',
       10_000,
     );
@@ -342,7 +340,7 @@ describe('no payout to a name a sanctions review confirmed (D18, D20, D21)', () 
     const refused = await api.post(PAYOUTS, { beneficiary_id: same, currency: 'EUR', amount: '5.00' });
     assert.equal(refused.statusCode, 400, refused.body);
     assert.equal(JSON.parse(refused.body).code, 'BENEFICIARY_NOT_ACTIVE');
-    await ok(api.post(PAYOUTS, { beneficiary_id: renamed, currency: 'EUR', amount: '5.00' }), 201);
+    await payoutTo(api, renamed, '5.00');
   });
 
   it('leaves no payout held when its review meets a hand-off running on it, whichever goes first', async () => {
@@ -350,11 +348,8 @@ describe('no payout to a name a sanctions review confirmed (D18, D20, D21)', () 
     const api = apiClient(t, await t.tenant());
     const held = async () => {
       const beneficiary = await newBeneficiary(api);
-      const payout = await ok(
-        api.post(PAYOUTS, { beneficiary_id: beneficiary, currency: 'EUR', amount: '10.00' }),
-        201,
-      );
-      return { payout: payout.id as string, screening: await rename(api, beneficiary) };
+      const payout = await payoutTo(api, beneficiary, '10.00');
+      return { payout, screening: await rename(api, beneficiary) };
     };
     /** A hand-off as the job runner runs it: its job row deleted first, in a transaction left open. */
     const runningHandOff = async (payout: string) => {

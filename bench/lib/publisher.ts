@@ -16,6 +16,7 @@ export interface SteadyResult {
 
 export async function publishSteadily(
   pool: Pool,
+  encryptionKey: string,
   organisationId: string,
   options: { rate: number; seconds: number; firstIndex?: number; maxInFlight?: number; signal?: AbortSignal },
 ): Promise<SteadyResult> {
@@ -39,7 +40,7 @@ export async function publishSteadily(
       }
       if (now() - (start + (issued * 1000) / options.rate) > 10) late++;
       const index = firstIndex + issued++;
-      const task: Promise<void> = publishOne(pool, organisationId, index)
+      const task: Promise<void> = publishOne(pool, encryptionKey, organisationId, index)
         .then(
           (result) => {
             published.push(result);

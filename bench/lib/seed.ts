@@ -1,5 +1,6 @@
 // Test data through the service's own code: organisations, active subscriptions (sealed secrets, as the
-// subscriptions service stores them), API clients, and events through publishEvent (the outbox write).
+// subscriptions service stores them), API clients, and events through publishEvent (the outbox write, which
+// seals their payloads).
 
 import { createClient } from '../../src/admin/service.ts';
 import { createAppDeps } from '../../src/areas.ts';
@@ -13,6 +14,17 @@ import { publishEvent } from '../../src/webhooks/publish.ts';
 import { now } from './util.ts';
 
 export const EVENT_TYPE = 'transfer.completed';
+
+const boxes = new Map<string, SecretBox>();
+/** One SecretBox per key: building one derives its sub-keys, which a publisher should not pay per event. */
+export function secretBoxFor(encryptionKey: string): SecretBox {
+  let box = boxes.get(encryptionKey);
+  if (!box) {
+    box = new SecretBox(encryptionKey);
+    boxes.set(encryptionKey, box);
+  }
+  return box;
+}
 
 export async function createOrganisation(pool: Pool, name: string): Promise<string> {
   const id = newUuid();
@@ -47,7 +59,7 @@ export async function createSubscription(
       input.endpointUrl.toLowerCase(),
       input.eventTypeCodes ?? [EVENT_TYPE],
       input.maxRetries ?? 8,
-      new SecretBox(encryptionKey).encrypt(secret),
+      secretBoxFor(encryptionKey).encrypt(secret),
     ],
   );
   return { id, endpointUrl: input.endpointUrl, secret };
@@ -83,10 +95,16 @@ export interface Published {
 }
 
 /** One event in a transaction of its own, as a resource change would publish it. */
-export async function publishOne(pool: Pool, organisationId: string, index: number): Promise<Published> {
+export async function publishOne(
+  pool: Pool,
+  encryptionKey: string,
+  organisationId: string,
+  index: number,
+): Promise<Published> {
+  const box = secretBoxFor(encryptionKey);
   const startedAt = now();
   const result = await withTransaction(pool, (tx) =>
-    publishEvent(tx, {
+    publishEvent(tx, box, {
       organisationId,
       eventTypeCode: EVENT_TYPE,
       data: transferData(index),
@@ -105,6 +123,7 @@ export async function publishOne(pool: Pool, organisationId: string, index: numb
  */
 export async function publishBacklog(
   pool: Pool,
+  encryptionKey: string,
   organisationId: string,
   count: number,
   options: {
@@ -114,6 +133,7 @@ export async function publishBacklog(
     signal?: AbortSignal;
   } = {},
 ): Promise<string[]> {
+  const box = secretBoxFor(encryptionKey);
   const batchSize = options.batchSize ?? 250;
   const parallel = options.parallel ?? 4;
   const ids: string[] = new Array(count);
@@ -127,7 +147,7 @@ export async function publishBacklog(
       next = to;
       await withTransaction(pool, async (tx) => {
         for (let index = from; index < to; index++) {
-          const result = await publishEvent(tx, {
+          const result = await publishEvent(tx, box, {
             organisationId,
             eventTypeCode: EVENT_TYPE,
             data: transferData(index),
@@ -156,7 +176,7 @@ export async function createApiClient(
   const deps: AppDeps = createAppDeps({
     config: loadConfig({ APP_ENV: 'sandbox', SECRETS_ENCRYPTION_KEY: encryptionKey }),
     pool,
-    secretBox: new SecretBox(encryptionKey),
+    secretBox: secretBoxFor(encryptionKey),
     metrics: new Metrics(),
   });
   const client = await createClient(deps, { organisation_id: organisationId, name: 'bench' });

@@ -58,7 +58,7 @@ export const deliveryLatency: Scenario = {
     );
 
     context.log('warm-up: 2 s at the same rate (not counted)');
-    const warmup = await publishSteadily(db.pool, organisationId, {
+    const warmup = await publishSteadily(db.pool, context.encryptionKey, organisationId, {
       rate: settings.rate,
       seconds: 2,
       signal,
@@ -69,7 +69,7 @@ export const deliveryLatency: Scenario = {
     });
 
     context.log(`publishing ${settings.rate} events/s for ${settings.seconds} s`);
-    const steady = await publishSteadily(db.pool, organisationId, {
+    const steady = await publishSteadily(db.pool, context.encryptionKey, organisationId, {
       rate: settings.rate,
       seconds: settings.seconds,
       firstIndex: 1_000_000,

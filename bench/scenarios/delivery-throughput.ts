@@ -74,7 +74,7 @@ async function throughputRun(context: ScenarioContext, workers: number): Promise
   context.log(`  publishing ${events} events (no worker running)`);
   const publishStart = now();
   let reported = 0;
-  await publishBacklog(db.pool, organisationId, events, {
+  await publishBacklog(db.pool, context.encryptionKey, organisationId, events, {
     signal,
     progress: (done) => {
       if (done - reported >= 5_000) {

@@ -46,7 +46,7 @@ export const fanout: Scenario = {
 
     context.log(`publishing ${events} events × ${FANOUT} subscriptions (no worker running)`);
     const publishStart = now();
-    await publishBacklog(db.pool, organisationId, events, { batchSize: 100, signal });
+    await publishBacklog(db.pool, context.encryptionKey, organisationId, events, { batchSize: 100, signal });
     const publishMs = now() - publishStart;
 
     const worker = await context.startService('worker', workerEnv(context, db.url), 'worker-fanout');

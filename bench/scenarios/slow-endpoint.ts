@@ -48,7 +48,7 @@ async function runPhase(
     `${input.slow ? `with ${SLOW_PATH} taking ${settings.slowMs} ms` : 'baseline: all ten answer at once'}: ` +
       `${settings.slowRate} events/s × 10 subscriptions for ${settings.seconds} s`,
   );
-  const steady = await publishSteadily(input.pool, input.organisationId, {
+  const steady = await publishSteadily(input.pool, context.encryptionKey, input.organisationId, {
     rate: settings.slowRate,
     seconds: settings.seconds,
     firstIndex: input.firstIndex,
@@ -127,7 +127,7 @@ export const slowEndpoint: Scenario = {
 
     context.log('warm-up: 2 s at the same rate, all ten fast (not counted)');
     const warmup = (
-      await publishSteadily(db.pool, organisationId, {
+      await publishSteadily(db.pool, context.encryptionKey, organisationId, {
         rate: settings.slowRate,
         seconds: 2,
         firstIndex: 2_000_000,

@@ -203,7 +203,7 @@ async function publish(
   previousStatus: string | null,
   idempotencyKey?: string | null,
 ): Promise<void> {
-  await publishResourceEvent(tx, deps.catalogue, {
+  await publishResourceEvent(tx, deps, {
     organisationId,
     sourceObjectType: RESOURCE,
     object: view,

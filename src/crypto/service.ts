@@ -161,7 +161,7 @@ export async function openDepositAddress(
         throw duplicateExternalId();
       throw error;
     });
-  await publishResourceEvent(tx, deps.catalogue, {
+  await publishResourceEvent(tx, deps, {
     organisationId,
     sourceObjectType: SOURCE_OBJECT_TYPE,
     object: depositAddressView(row),
@@ -194,7 +194,7 @@ export async function disableDepositAddress(
     if (!current) throw addressNotFound();
     if (current.status === 'disabled') return depositAddressView(current);
     const view = depositAddressView(await repo.disableDepositAddress(tx, id));
-    await publishResourceEvent(tx, deps.catalogue, {
+    await publishResourceEvent(tx, deps, {
       organisationId,
       sourceObjectType: SOURCE_OBJECT_TYPE,
       object: view,

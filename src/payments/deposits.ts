@@ -136,7 +136,7 @@ export async function openDeposit(
     }
     throw error;
   }
-  await publishResourceEvent(tx, deps.catalogue, {
+  await publishResourceEvent(tx, deps, {
     organisationId: options.organisationId,
     sourceObjectType: 'deposit',
     object: depositView(row),
@@ -240,7 +240,7 @@ export async function moveDeposit(
     throw invalidState(`The deposit is ${row.status}; it cannot become ${to}`);
   }
   const updated = await repo.updateDeposit(tx, row.id, { ...changes, status: to });
-  await publishResourceEvent(tx, deps.catalogue, {
+  await publishResourceEvent(tx, deps, {
     organisationId: row.organisation_id,
     sourceObjectType: 'deposit',
     object: depositView(updated),

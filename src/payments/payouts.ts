@@ -208,7 +208,7 @@ export async function openPayout(tx: PoolClient, deps: AppDeps, payout: NewPayou
       ],
     });
   }
-  await publishResourceEvent(tx, deps.catalogue, {
+  await publishResourceEvent(tx, deps, {
     organisationId: payout.organisationId,
     sourceObjectType: 'payout',
     object: payoutView(row),
@@ -320,7 +320,7 @@ async function movePayout(
     ...(failureReason !== null ? { failure_reason: failureReason } : {}),
     ...(milestone ? { [milestone]: new Date() } : {}),
   });
-  await publishResourceEvent(tx, deps.catalogue, {
+  await publishResourceEvent(tx, deps, {
     organisationId: org,
     sourceObjectType: 'payout',
     object: payoutView(updated),

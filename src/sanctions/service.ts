@@ -161,7 +161,7 @@ export async function screen(
       throw error;
     });
   const view = screeningView(row);
-  await publishResourceEvent(tx, deps.catalogue, {
+  await publishResourceEvent(tx, deps, {
     organisationId,
     sourceObjectType: RESOURCE,
     object: view,
@@ -283,7 +283,7 @@ export async function reviewScreening(
       }
       const row = await repo.recordReview(tx, id, { matchStatus: review.decision, note: review.note });
       const view = screeningView(row);
-      await publishResourceEvent(tx, deps.catalogue, {
+      await publishResourceEvent(tx, deps, {
         organisationId: row.organisation_id,
         sourceObjectType: RESOURCE,
         object: view,

@@ -126,7 +126,7 @@ async function move(
   if (!MOVES[row.status].includes(to))
     throw invalidState(`The transfer is ${row.status}; it cannot become ${to}`);
   const updated = await repo.updateTransfer(tx, row.id, { ...changes, status: to });
-  await publishResourceEvent(tx, deps.catalogue, {
+  await publishResourceEvent(tx, deps, {
     organisationId: row.organisation_id,
     sourceObjectType: 'transfer',
     object:
@@ -407,7 +407,7 @@ async function confirmIn(
   }
   // The first status is announced by transfer.created; every later one by transfer.<status> (D14).
   const view = payout ? buildTransferView(row, undefined, payout) : await transferView(tx, row);
-  await publishResourceEvent(tx, deps.catalogue, {
+  await publishResourceEvent(tx, deps, {
     organisationId,
     sourceObjectType: 'transfer',
     object: view,

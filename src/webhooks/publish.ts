@@ -1,9 +1,11 @@
 // publishEvent: the one internal way any part of the service emits a webhook event (D10).
-// In the caller's transaction it records the event with its fixed payload envelope and one delivery
-// per matching active subscription (transactional outbox, D2). With no active match nothing is recorded.
+// In the caller's transaction it records the event with its fixed payload envelope, sealed at rest (D13,
+// src/webhooks/sealed-payload.ts), and one delivery per matching active subscription (transactional
+// outbox, D2). With no active match nothing is recorded.
 import type { PoolClient } from '../db/pool.ts';
 import type { Catalogue } from '../platform/area.ts';
 import { newEventPublicId } from '../platform/ids.ts';
+import type { SecretBox } from '../platform/secrets.ts';
 import * as outbox from './publish-repository.ts';
 
 export interface PublishInput {
@@ -17,6 +19,7 @@ export interface PublishInput {
   idempotencyKey?: string | null;
 }
 
+/** `event` is the stored row: its `payload` is sealed (openPayload gives the envelope). */
 export type PublishResult =
   | { outcome: 'published'; event: outbox.EventRow; deliveries: number }
   /** The idempotency key was used before: the first event, nothing queued. */
@@ -29,7 +32,11 @@ export function buildPayload(publicId: string, type: string, createdAt: Date, da
   return JSON.stringify({ id: publicId, type, created_at: createdAt.toISOString(), data: data ?? {} });
 }
 
-export async function publishEvent(tx: PoolClient, input: PublishInput): Promise<PublishResult> {
+export async function publishEvent(
+  tx: PoolClient,
+  secretBox: Pick<SecretBox, 'encrypt'>,
+  input: PublishInput,
+): Promise<PublishResult> {
   const idempotencyKey = input.idempotencyKey ?? null;
   const { existing, subscriptionIds } = await outbox.publishContext(
     tx,
@@ -48,7 +55,7 @@ export async function publishEvent(tx: PoolClient, input: PublishInput): Promise
       public_id: publicId,
       organisation_id: input.organisationId,
       event_type_code: input.eventTypeCode,
-      payload: buildPayload(publicId, input.eventTypeCode, createdAt, input.data),
+      payload: secretBox.encrypt(buildPayload(publicId, input.eventTypeCode, createdAt, input.data)),
       source_object_type: input.sourceObjectType ?? null,
       source_object_id: input.sourceObjectId ?? null,
       idempotency_key: idempotencyKey,
@@ -100,12 +107,12 @@ export interface ResourceEventInput {
  */
 export async function publishResourceEvent(
   tx: PoolClient,
-  catalogue: Pick<Catalogue, 'isPublishedEventType'>,
+  deps: { catalogue: Pick<Catalogue, 'isPublishedEventType'>; secretBox: Pick<SecretBox, 'encrypt'> },
   input: ResourceEventInput,
 ): Promise<void> {
   const code = `${input.sourceObjectType}.${input.action}`;
-  if (!catalogue.isPublishedEventType(code)) return;
-  await publishEvent(tx, {
+  if (!deps.catalogue.isPublishedEventType(code)) return;
+  await publishEvent(tx, deps.secretBox, {
     organisationId: input.organisationId,
     eventTypeCode: code,
     data: { object: input.object, previous_status: input.previousStatus },

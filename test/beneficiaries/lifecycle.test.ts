@@ -13,6 +13,7 @@ import {
   TEST_ENCRYPTION_KEY,
   type TestApp,
 } from '../helpers/app.ts';
+import { storedEnvelope } from '../helpers/event-payloads.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import { runJobs } from '../payments/fixtures.ts';
@@ -74,9 +75,10 @@ describe('beneficiary lifecycle', () => {
     );
     return result.rows.map((row) => {
       assert.equal(row.source_object_type, 'beneficiary');
-      const data = (
-        JSON.parse(row.payload) as { data: { object: BeneficiaryJson; previous_status: unknown } }
-      ).data;
+      const { data } = storedEnvelope<{ data: { object: BeneficiaryJson; previous_status: unknown } }>(
+        t.deps,
+        row.payload,
+      );
       assert.equal(data.object.id, id);
       return {
         code: row.event_type_code,

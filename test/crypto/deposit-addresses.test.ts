@@ -21,6 +21,7 @@ import {
   type Tenant,
   type TestApp,
 } from '../helpers/app.ts';
+import { storedEnvelope } from '../helpers/event-payloads.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { activeSubscription, client } from '../webhooks/fixtures.ts';
 
@@ -310,8 +311,14 @@ describe('crypto networks and deposit addresses (sandbox)', () => {
         ['deposit_address.disabled', 'deposit_address', address.id],
       ],
     );
-    assert.deepEqual(JSON.parse(events.rows[0]!.payload).data, { object: address, previous_status: null });
-    assert.deepEqual(JSON.parse(events.rows[1]!.payload).data, { object: body, previous_status: 'active' });
+    assert.deepEqual(storedEnvelope(t.deps, events.rows[0]!.payload).data, {
+      object: address,
+      previous_status: null,
+    });
+    assert.deepEqual(storedEnvelope(t.deps, events.rows[1]!.payload).data, {
+      object: body,
+      previous_status: 'active',
+    });
   });
 
   it('searches by network, asset, status, external_id, and by address (any case) or label', async () => {

@@ -21,6 +21,7 @@ import { publishEvent, queueReplayRound } from '../../src/webhooks/publish.ts';
 import type { EventRow } from '../../src/webhooks/publish-repository.ts';
 import { testEnv } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+import { openStoredPayload } from '../helpers/event-payloads.ts';
 import { type ReceivedRequest, testCertificate, verifyDelivery } from '../helpers/https-receiver.ts';
 import { waitUntil } from '../helpers/wait.ts';
 
@@ -127,6 +128,7 @@ export async function setSubscriptionStatus(
   );
 }
 
+/** Publishes an event; returns its row with the payload opened: the envelope every attempt must send. */
 export async function publish(
   deps: AppDeps,
   organisationId: string,
@@ -134,10 +136,11 @@ export async function publish(
   eventTypeCode = EVENT_TYPE,
 ): Promise<EventRow> {
   const result = await withTransaction(deps.pool, (tx) =>
-    publishEvent(tx, { organisationId, eventTypeCode, data }),
+    publishEvent(tx, deps.secretBox, { organisationId, eventTypeCode, data }),
   );
   assert.equal(result.outcome, 'published');
-  return (result as { event: EventRow }).event;
+  const { event } = result as { event: EventRow };
+  return { ...event, payload: openStoredPayload(deps, event.payload) };
 }
 
 /**

@@ -65,7 +65,7 @@ describe('subscription health', () => {
     assert.ok(row.last_delivery_at instanceof Date);
     // Auto-disabled: new events no longer match it.
     const next = await withTransaction(ctx.deps.pool, (tx) =>
-      publishEvent(tx, { organisationId, eventTypeCode: EVENT_TYPE, data: {} }),
+      publishEvent(tx, ctx.deps.secretBox, { organisationId, eventTypeCode: EVENT_TYPE, data: {} }),
     );
     assert.equal(next.outcome, 'no_subscribers');
   });

@@ -141,7 +141,11 @@ describe('worker processes', () => {
     for (let batch = 0; batch < 10; batch++) {
       await withTransaction(ctx.deps.pool, async (tx) => {
         for (let i = 0; i < 50; i++) {
-          await publishEvent(tx, { organisationId, eventTypeCode: EVENT_TYPE, data: { n: batch * 50 + i } });
+          await publishEvent(tx, ctx.deps.secretBox, {
+            organisationId,
+            eventTypeCode: EVENT_TYPE,
+            data: { n: batch * 50 + i },
+          });
         }
       });
     }

@@ -6,6 +6,8 @@
 // the code under test.
 import type { Queryable } from '../../src/db/pool.ts';
 import { Decimal } from '../../src/platform/money.ts';
+import type { SecretBox } from '../../src/platform/secrets.ts';
+import { storedEnvelope } from './event-payloads.ts';
 
 export type ResourceType = 'transfer' | 'deposit' | 'payout';
 
@@ -131,7 +133,12 @@ export interface Books {
   events: EventRow[];
 }
 
-export async function readBooks(db: Queryable, organisationIds: string[]): Promise<Books> {
+/** `secretBox` opens the events' payloads, sealed at rest (D13). */
+export async function readBooks(
+  db: Queryable,
+  secretBox: Pick<SecretBox, 'decrypt'>,
+  organisationIds: string[],
+): Promise<Books> {
   const orgs = [organisationIds];
   const transfers = await db.query<TransferRow>(
     `SELECT id, organisation_id, status, funding_method, source_currency, source_amount::text, fee_amount::text,
@@ -168,15 +175,25 @@ export async function readBooks(db: Queryable, organisationIds: string[]): Promi
      WHERE organisation_id = ANY($1) OR organisation_id IS NULL ORDER BY id`,
     orgs,
   );
-  const events = await db.query<EventRow>(
-    `SELECT source_object_type, source_object_id, event_type_code,
-            payload::jsonb #>> '{data,previous_status}' AS previous_status,
-            payload::jsonb #>> '{data,object,id}' AS object_id,
-            payload::jsonb #>> '{data,object,status}' AS object_status
+  const storedEvents = await db.query<
+    Omit<EventRow, 'previous_status' | 'object_id' | 'object_status'> & { payload: string }
+  >(
+    `SELECT source_object_type, source_object_id, event_type_code, payload
      FROM webhook_events
      WHERE organisation_id = ANY($1) AND source_object_type IN ('transfer', 'deposit', 'payout') ORDER BY id`,
     orgs,
   );
+  const events = storedEvents.rows.map(({ payload, ...row }): EventRow => {
+    const { data } = storedEnvelope<{
+      data: { object: { id: string; status: string }; previous_status: string | null };
+    }>({ secretBox }, payload);
+    return {
+      ...row,
+      previous_status: data.previous_status,
+      object_id: data.object.id,
+      object_status: data.object.status,
+    };
+  });
   return {
     transfers: transfers.rows,
     deposits: deposits.rows,
@@ -184,7 +201,7 @@ export async function readBooks(db: Queryable, organisationIds: string[]): Promi
     jobs,
     screenings: new Map(screenings.rows.map((row) => [row.id, row.match_status])),
     entries: entries.rows,
-    events: events.rows,
+    events,
   };
 }
 

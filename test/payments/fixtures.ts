@@ -5,6 +5,7 @@ import pino from 'pino';
 import type { Area } from '../../src/platform/area.ts';
 import { type JobRunner, startJobRunner } from '../../src/platform/jobs/runner.ts';
 import type { TestApp } from '../helpers/app.ts';
+import { storedEnvelope } from '../helpers/event-payloads.ts';
 import type { ApiClient } from '../helpers/http.ts';
 
 export const PAYOUTS = '/api/v1/payments/payouts';
@@ -119,9 +120,10 @@ export async function eventsOf(
     [resourceId],
   );
   return result.rows.map((row) => {
-    const data = (
-      JSON.parse(row.payload) as { data: { object: { status: unknown }; previous_status: unknown } }
-    ).data;
+    const { data } = storedEnvelope<{ data: { object: { status: unknown }; previous_status: unknown } }>(
+      t.deps,
+      row.payload,
+    );
     return { code: row.event_type_code, previous: data.previous_status, status: data.object.status };
   });
 }

@@ -92,7 +92,11 @@ async function publishMany(deps: AppDeps, organisationId: string, first: number,
   for (let start = first; start < first + events; start += 50) {
     await withTransaction(deps.pool, async (tx) => {
       for (let n = start; n < Math.min(start + 50, first + events); n++) {
-        const result = await publishEvent(tx, { organisationId, eventTypeCode: EVENT_TYPE, data: { n } });
+        const result = await publishEvent(tx, deps.secretBox, {
+          organisationId,
+          eventTypeCode: EVENT_TYPE,
+          data: { n },
+        });
         assert.equal(result.outcome, 'published');
       }
     });

@@ -749,6 +749,7 @@ describe('money under worker kills (D20, D21, D24)', () => {
 
     const books = await readBooks(
       t.db.pool,
+      t.deps.secretBox,
       orgs.map((org) => org.api.tenant.organisationId),
     );
     const kindOf = (payout: PayoutRow): Kind => {

@@ -55,7 +55,11 @@ describe('transactional outbox (D2, D10)', () => {
       const outcomes = await Promise.allSettled(
         Array.from({ length: 200 }, (_, n) =>
           withTransaction(ctx.deps.pool, async (tx) => {
-            const result = await publishEvent(tx, { organisationId, eventTypeCode: EVENT_TYPE, data: { n } });
+            const result = await publishEvent(tx, ctx.deps.secretBox, {
+              organisationId,
+              eventTypeCode: EVENT_TYPE,
+              data: { n },
+            });
             assert.equal(result.outcome, 'published');
             // The caller's later work fails: the event must go with it.
             if (n % 2 === 1) throw new Rollback(`publisher ${n} rolls back`);
@@ -109,7 +113,7 @@ describe('transactional outbox (D2, D10)', () => {
     const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
     await client.query('BEGIN');
     for (let n = 0; n < 5; n++) {
-      const result = await publishEvent(client as unknown as PoolClient, {
+      const result = await publishEvent(client as unknown as PoolClient, ctx.deps.secretBox, {
         organisationId,
         eventTypeCode: EVENT_TYPE,
         data: { n },

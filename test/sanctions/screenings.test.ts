@@ -7,6 +7,7 @@ import { withTransaction } from '../../src/db/pool.ts';
 import type { Area, ReviewedScreening } from '../../src/platform/area.ts';
 import { screen } from '../../src/sanctions/service.ts';
 import { errorBody, startTestApp, type TestApp } from '../helpers/app.ts';
+import { storedEnvelope } from '../helpers/event-payloads.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { activeSubscription, client } from '../webhooks/fixtures.ts';
 import { admin, importFixtures, SCREENINGS, type ScreeningJson } from './fixtures.ts';
@@ -288,10 +289,10 @@ describe('screenings', () => {
           ['screening.resolved', 'screening', made.id, `${made.id}:resolved`],
         ],
       );
-      const completed = JSON.parse(rows[0]!.payload) as { type: string; data: unknown };
+      const completed = storedEnvelope(t.deps, rows[0]!.payload);
       assert.equal(completed.type, 'screening.completed');
       assert.deepEqual(completed.data, { object: made, previous_status: null });
-      const resolved = JSON.parse(rows[1]!.payload) as { data: unknown };
+      const resolved = storedEnvelope(t.deps, rows[1]!.payload);
       assert.deepEqual(resolved.data, { object: review.json(), previous_status: 'potential_match' });
     });
   });

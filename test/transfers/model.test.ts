@@ -14,6 +14,7 @@ import type { JobRunner } from '../../src/platform/jobs/runner.ts';
 import { fromMinorUnits, toMinorUnits } from '../../src/platform/money.ts';
 import { VALID } from '../beneficiaries/bodies.ts';
 import { errorBody, startTestApp, type TestApp } from '../helpers/app.ts';
+import { storedEnvelope } from '../helpers/event-payloads.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import { runJobs } from '../payments/fixtures.ts';
@@ -198,9 +199,10 @@ async function verify(model: Model, real: Real): Promise<void> {
     const seen = events.rows
       .filter((row) => row.source_object_id === transfer.id)
       .map((row) => {
-        const data = (
-          JSON.parse(row.payload) as { data: { object: { status: string }; previous_status: unknown } }
-        ).data;
+        const { data } = storedEnvelope<{ data: { object: { status: string }; previous_status: unknown } }>(
+          t.deps,
+          row.payload,
+        );
         return [row.event_type_code, data.object.status, data.previous_status];
       });
     assert.deepEqual(

@@ -14,6 +14,7 @@ import { fromMinorUnits, toMinorUnits } from '../../src/platform/money.ts';
 import { expireTransferJob } from '../../src/transfers/transfers.ts';
 import { VALID } from '../beneficiaries/bodies.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { storedEnvelope } from '../helpers/event-payloads.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import { runJobs } from '../payments/fixtures.ts';
@@ -368,9 +369,9 @@ describe('races between conflicting actions on one transfer (D20, D21, D24)', ()
       availableMinor: available,
       heldMinor: held,
       events: events.rows.map((row, index) => {
-        const data = (
-          JSON.parse(row.payload) as { data: { object: { status: Status }; previous_status: Status | null } }
-        ).data;
+        const { data } = storedEnvelope<{
+          data: { object: { status: Status }; previous_status: Status | null };
+        }>(t.deps, row.payload);
         // The code names the status the object shows (created for the first).
         assert.equal(
           row.event_type_code,

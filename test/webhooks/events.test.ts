@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { errorBody, startTestApp, type TestApp } from '../helpers/app.ts';
+import { openStoredPayload } from '../helpers/event-payloads.ts';
 import {
   activeSubscription,
   type Client,
@@ -93,7 +94,7 @@ describe('webhook events', () => {
         'SELECT payload FROM webhook_events WHERE id = $1',
         [event.id],
       );
-      assert.equal(JSON.stringify(event.payload), stored.rows[0]!.payload);
+      assert.equal(JSON.stringify(event.payload), openStoredPayload(t.deps, stored.rows[0]!.payload));
       assert.deepEqual(event.payload, {
         id: event.public_id,
         type: 'transfer.completed',

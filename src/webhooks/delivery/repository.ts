@@ -12,6 +12,7 @@ export interface ClaimedDelivery {
   round: number;
   attempts_in_round: number;
   event_public_id: string;
+  /** As stored (sealed) when claimed; prepareDeliveries opens it for the request. */
   payload: string;
   subscription_status: string;
   endpoint_url: string;

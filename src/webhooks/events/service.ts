@@ -5,9 +5,11 @@ import type { AppDeps } from '../../platform/deps.ts';
 import { type AppError, badRequest, notFound } from '../../platform/errors.ts';
 import { parseIntegerId } from '../../platform/ids.ts';
 import { type Page, toPage, toSearchQuery } from '../../platform/search.ts';
+import type { SecretBox } from '../../platform/secrets.ts';
 import { toIso } from '../../platform/time.ts';
 import { queueReplayRound } from '../publish.ts';
 import type { EventRow } from '../publish-repository.ts';
+import { openPayload } from '../sealed-payload.ts';
 import * as repo from './repository.ts';
 import type { EventFilters, EventSortKey, EventSummaryView, EventView } from './schemas.ts';
 
@@ -25,9 +27,21 @@ export function eventSummaryView(row: Omit<EventRow, 'payload'>): EventSummaryVi
   };
 }
 
-/** The event in full; the payload is stored as the exact text sent and returned as that JSON object. */
-export function eventView(row: EventRow): EventView {
-  return { ...eventSummaryView(row), payload: JSON.parse(row.payload) as EventView['payload'] };
+/**
+ * The event in full; the payload is stored (sealed) as the exact text sent and returned as that JSON object.
+ * A payload no configured key opens fails the request (500, the cause logged with the event id): the
+ * operator's key configuration is at fault, and the field never stands in for the envelope that was sent.
+ * Searches never read payloads, so such an event still appears in them.
+ */
+export function eventView(secretBox: Pick<SecretBox, 'decrypt'>, row: EventRow): EventView {
+  let payload: EventView['payload'];
+  try {
+    payload = JSON.parse(openPayload(secretBox, row.payload)) as EventView['payload'];
+  } catch {
+    // A plain Error, so that it answers 500: a SyntaxError would read as a client's invalid JSON (400).
+    throw new Error(`the payload of event ${row.id} is unreadable (check SECRETS_ENCRYPTION_KEY)`);
+  }
+  return { ...eventSummaryView(row), payload };
 }
 
 const eventNotFound = (): AppError => notFound('No event matches the id');
@@ -37,7 +51,7 @@ export async function getEvent(deps: AppDeps, organisationId: string, idText: st
   if (id === undefined) throw eventNotFound();
   const row = await repo.findEvent(deps.pool, organisationId, id.toString());
   if (!row) throw eventNotFound();
-  return eventView(row);
+  return eventView(deps.secretBox, row);
 }
 
 export interface EventSearchInput {
@@ -79,7 +93,7 @@ export async function searchEvents(
 export async function replayEvent(deps: AppDeps, organisationId: string, idText: string): Promise<EventView> {
   const id = parseIntegerId(idText);
   if (id === undefined) throw eventNotFound();
-  const row = await withTransaction(deps.pool, async (tx) => {
+  return withTransaction(deps.pool, async (tx) => {
     // The row lock serialises replays of one event with each other and with the delivery engine's
     // status updates, so two replays cannot both see `dead_letter`.
     const event = await repo.findEvent(tx, organisationId, id.toString(), { forUpdate: true });
@@ -88,7 +102,8 @@ export async function replayEvent(deps: AppDeps, organisationId: string, idText:
       throw badRequest(`Only an event in dead_letter can be replayed; this event is ${event.status}`);
     }
     const queued = await queueReplayRound(tx, event);
-    return queued > 0 ? ((await repo.findEvent(tx, organisationId, id.toString())) ?? event) : event;
+    const row = queued > 0 ? ((await repo.findEvent(tx, organisationId, id.toString())) ?? event) : event;
+    // Inside the transaction: an answer that cannot be given (an unreadable payload) queues nothing.
+    return eventView(deps.secretBox, row);
   });
-  return eventView(row);
 }

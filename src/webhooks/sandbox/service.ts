@@ -28,7 +28,7 @@ export async function publishTestEvent(
     );
   }
   const result = await withTransaction(deps.pool, (tx) =>
-    publishEvent(tx, {
+    publishEvent(tx, deps.secretBox, {
       organisationId,
       eventTypeCode: input.event_type_code,
       data: input.data ?? {},
@@ -43,5 +43,5 @@ export async function publishTestEvent(
         'event type and set its status to active, then publish again',
     );
   }
-  return { created: result.outcome === 'published', event: eventView(result.event) };
+  return { created: result.outcome === 'published', event: eventView(deps.secretBox, result.event) };
 }

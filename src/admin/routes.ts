@@ -174,7 +174,8 @@ const ResealResult = component(
     key_id: Type.String(),
     visited: Type.Integer({ description: 'Sealed values read by this call.' }),
     resealed: Type.Integer({
-      description: 'Values a previous key sealed, now sealed under the current key.',
+      description:
+        'Values a previous key sealed, or event payloads stored in clear, now sealed under the current key.',
     }),
     unreadable: Type.Integer({
       description:
@@ -214,8 +215,8 @@ function registerSecretsRoutes(scope: App, deps: AppDeps): void {
         summary: 'Seal again under SECRETS_ENCRYPTION_KEY what a previous key sealed',
         description:
           'Reads up to `limit` sealed values (default 10,000) from where `after` left off and seals again ' +
-          'under the current key each one a previous key sealed. Call again with `after` = `next` until ' +
-          '`next` is null.',
+          'under the current key each one a previous key sealed, and each event payload stored in clear. ' +
+          'Call again with `after` = `next` until `next` is null.',
         querystring: Type.Object(
           {
             limit: Type.Optional(

@@ -1,8 +1,9 @@
 // Rotating SECRETS_ENCRYPTION_KEY (D13) while the service runs. Every process holds the new key and the
 // previous ones (SECRETS_ENCRYPTION_KEYS_PREVIOUS): what a previous key sealed still opens, and what it
 // hashed still verifies. A re-seal sweeps every sealed column, a page at a time, and seals again under the
-// new key each value another key sealed; a client secret's hash moves on the client's next token request,
-// since a hash cannot be re-keyed without the secret. The status names the clients still on another key.
+// new key each value another key sealed, and seals a value a column holds in clear (SealedColumn.inClear); a
+// client secret's hash moves on the client's next token request, since a hash cannot be re-keyed without
+// the secret. The status names the clients still on another key.
 import { withTransaction } from '../db/pool.ts';
 import type { SealedColumn } from '../platform/area.ts';
 import type { AppDeps } from '../platform/deps.ts';
@@ -39,7 +40,10 @@ export interface ResealResult {
   key_id: string;
   /** Sealed values read by this call. */
   visited: number;
-  /** Of those, the values sealed under a previous key and now under the current one. */
+  /**
+   * Of those, the values sealed under a previous key, or stored in clear where a column allows it (event
+   * payloads), and now sealed under the current key.
+   */
   resealed: number;
   /** Of those, the values no configured key opens (a key that is not configured, or damaged), left as they are. */
   unreadable: number;
@@ -110,9 +114,9 @@ function decodePosition(columns: readonly SealedColumn[], cursor: string): Posit
 
 /**
  * Reads up to `limit` sealed values from where `after` left off (the start when undefined) and seals again
- * under the current key each one another key sealed. Each page commits on its own, and a value changed
- * since it was read (a signing secret rotated meanwhile) is left to its writer, who sealed it under the
- * current key.
+ * under the current key each one another key sealed, or held in clear where the column allows it. Each page
+ * commits on its own, and a value changed since it was read (a signing secret rotated meanwhile) is left to
+ * its writer, who sealed it under the current key.
  */
 export async function resealSecrets(
   deps: AppDeps,
@@ -138,7 +142,7 @@ export async function resealSecrets(
     const replacements: Array<{ row: repo.SealedValue; resealed: string }> = [];
     for (const row of page) {
       try {
-        const resealed = box.reseal(row.sealed);
+        const resealed = column.inClear?.(row.sealed) ? box.encrypt(row.sealed) : box.reseal(row.sealed);
         if (resealed !== null) replacements.push({ row, resealed });
       } catch {
         result.unreadable += 1;

@@ -143,6 +143,11 @@ export interface SealedColumn {
   /** The primary key's columns, in the order rows are visited. */
   key: readonly string[];
   column: string;
+  /**
+   * For a column whose readers also accept a value in clear: whether a stored value is one. The re-seal
+   * seals such a value instead of reporting it unreadable. Without it, every value must be sealed.
+   */
+  inClear?: (stored: string) => boolean;
 }
 
 /**

@@ -6,11 +6,15 @@ import type { Area } from '../platform/area.ts';
 import { registerWebhookRoutes } from './routes.ts';
 import { registerWebhookSandboxRoutes } from './sandbox/routes.ts';
 import { WEBHOOK_SCOPES } from './scopes.ts';
+import { isPlainPayload } from './sealed-payload.ts';
 
 export const webhooksArea: Area = {
   name: 'webhooks',
   scopes: [WEBHOOK_SCOPES.read, WEBHOOK_SCOPES.write],
   routes: registerWebhookRoutes,
   sandboxRoutes: registerWebhookSandboxRoutes,
-  sealedColumns: [{ table: 'webhook_subscriptions', key: ['id'], column: 'signing_secret_sealed' }],
+  sealedColumns: [
+    { table: 'webhook_subscriptions', key: ['id'], column: 'signing_secret_sealed' },
+    { table: 'webhook_events', key: ['id'], column: 'payload', inClear: isPlainPayload },
+  ],
 };

@@ -4,10 +4,10 @@
 //   - 93 % delivered:    3 deliveries (subscriptions 1-3), 1 success attempt each
 //   -  5 % dead_letter:  1 delivery (subscription 4, max_retries 2) exhausted after 3 failed attempts
 //   -  2 % failed:       1 delivery (subscription 4) pending: 2 failed attempts and 1 pending_retry
-// Rows look like the engine's (payload envelope, signed request headers, failure reasons). Then VACUUM
+// Rows look like the engine's (sealed payload envelope, signed request headers, failure reasons). Then VACUUM
 // ANALYZE, so that the planner and index-only scans see what a long-running database would show.
 import type { Pool } from '../../src/db/pool.ts';
-import { createOrganisation, createSubscription } from './seed.ts';
+import { createOrganisation, createSubscription, secretBoxFor } from './seed.ts';
 
 export interface ApiSeed {
   organisationId: string;
@@ -23,6 +23,28 @@ export interface ApiSeed {
 const CODES = ['transfer.completed', 'transfer.created', 'payout.completed', 'deposit.received'];
 const SUBSCRIPTIONS_PER_ORG = 4;
 const CHUNK = 50_000;
+
+/**
+ * The events of ids $1..$2 ($3: milliseconds between two events), one row per generate_series value `g`:
+ * public id, organisation slot, status draw `h`, event type and time.
+ */
+const GENERATED_EVENTS_SQL = `
+  SELECT g,
+         'evt_' || lpad(upper(to_hex(g)), 26, '0') AS public_id,
+         CASE WHEN g % 20 < 16 THEN 0 ELSE g % 20 - 15 END AS org_index,
+         mod(abs(hashint4(g::int)::bigint), 100) AS h,
+         (ARRAY[${CODES.map((code) => `'${code}'`).join(',')}])[1 + g % ${CODES.length}] AS code,
+         now() - interval '30 days' + (g * $3::float8) * interval '1 millisecond' AS ts
+  FROM generate_series($1::bigint, $2::bigint) AS g`;
+
+/** The envelope of a generated event `s`, as publishEvent builds it (D10). */
+const ENVELOPE_SQL = `
+  '{"id":"' || s.public_id || '","type":"' || s.code || '","created_at":"' ||
+    to_char(s.ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') ||
+    '","data":{"object":{"id":"tr_' || s.g || '","status":"completed","source_amount":"1250.00",' ||
+    '"source_currency":"EUR","destination_amount":"1361.87","destination_currency":"USD",' ||
+    '"rate":"1.089496","fee":"3.50","beneficiary_id":"ben_01JBENCHMARKBENEFICIARY0001",' ||
+    '"reference":"Invoice ' || s.g || '"},"previous_status":"processing"}}'`;
 
 /** An event id (= generate_series value) belongs to the main organisation when id % 20 < 16. */
 const isMain = (id: number) => id % 20 < 16;
@@ -73,6 +95,13 @@ export async function seedApiHistory(
       signal?.throwIfAborted();
       const high = Math.min(events, low + CHUNK - 1);
       await client.query('BEGIN');
+      // The envelopes are made by SQL and sealed here, as publishEvent stores them (D13); both statements
+      // run in one transaction, so now() and the generated rows are the same in each.
+      const envelopes = await client.query<{ g: string; envelope: string }>(
+        `SELECT s.g, ${ENVELOPE_SQL} AS envelope FROM (${GENERATED_EVENTS_SQL}) s ORDER BY s.g`,
+        [low, high, stepMs],
+      );
+      const box = secretBoxFor(encryptionKey);
       await client.query(
         `INSERT INTO webhook_events
            (id, public_id, organisation_id, event_type_code, status, payload, source_object_type, source_object_id,
@@ -80,24 +109,17 @@ export async function seedApiHistory(
          OVERRIDING SYSTEM VALUE
          SELECT s.g, s.public_id, o.organisation_id, s.code,
                 CASE WHEN s.h < 93 THEN 'delivered' WHEN s.h < 98 THEN 'dead_letter' ELSE 'failed' END,
-                '{"id":"' || s.public_id || '","type":"' || s.code || '","created_at":"' ||
-                  to_char(s.ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') ||
-                  '","data":{"object":{"id":"tr_' || s.g || '","status":"completed","source_amount":"1250.00",' ||
-                  '"source_currency":"EUR","destination_amount":"1361.87","destination_currency":"USD",' ||
-                  '"rate":"1.089496","fee":"3.50","beneficiary_id":"ben_01JBENCHMARKBENEFICIARY0001",' ||
-                  '"reference":"Invoice ' || s.g || '"},"previous_status":"processing"}}',
-                'transfer', 'tr_' || s.g, 'tr_' || s.g || ':' || s.code, 1, s.ts, s.ts + interval '2 seconds'
-         FROM (
-           SELECT g,
-                  'evt_' || lpad(upper(to_hex(g)), 26, '0') AS public_id,
-                  CASE WHEN g % 20 < 16 THEN 0 ELSE g % 20 - 15 END AS org_index,
-                  mod(abs(hashint4(g::int)::bigint), 100) AS h,
-                  (ARRAY[${CODES.map((code) => `'${code}'`).join(',')}])[1 + g % ${CODES.length}] AS code,
-                  now() - interval '30 days' + (g * $3::float8) * interval '1 millisecond' AS ts
-           FROM generate_series($1::bigint, $2::bigint) AS g
-         ) s
+                p.sealed, 'transfer', 'tr_' || s.g, 'tr_' || s.g || ':' || s.code, 1, s.ts, s.ts + interval '2 seconds'
+         FROM (${GENERATED_EVENTS_SQL}) s
+         JOIN unnest($4::bigint[], $5::text[]) AS p(g, sealed) ON p.g = s.g
          JOIN bench_slots o ON o.org_index = s.org_index AND o.slot = 1`,
-        [low, high, stepMs],
+        [
+          low,
+          high,
+          stepMs,
+          envelopes.rows.map((row) => row.g),
+          envelopes.rows.map((row) => box.encrypt(row.envelope)),
+        ],
       );
       await client.query(
         `INSERT INTO webhook_deliveries

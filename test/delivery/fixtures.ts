@@ -144,6 +144,30 @@ export async function publish(
 }
 
 /**
+ * Publishes an event whose stored payload is `stored(envelope)` instead of the sealed envelope, written in
+ * the publishing transaction (so no worker ever sees the sealed one); returns the row with the envelope.
+ */
+export async function publishStoredAs(
+  deps: AppDeps,
+  organisationId: string,
+  stored: (envelope: string) => string,
+): Promise<EventRow> {
+  const event = await withTransaction(deps.pool, async (tx) => {
+    const result = await publishEvent(tx, deps.secretBox, {
+      organisationId,
+      eventTypeCode: EVENT_TYPE,
+      data: { object: { id: 'tr_1', status: 'completed' }, previous_status: 'processing' },
+    });
+    assert.equal(result.outcome, 'published');
+    const { event } = result as { event: EventRow };
+    const envelope = openStoredPayload(deps, event.payload);
+    await tx.query('UPDATE webhook_events SET payload = $2 WHERE id = $1', [event.id, stored(envelope)]);
+    return { ...event, payload: envelope };
+  });
+  return event;
+}
+
+/**
  * Claims every due delivery (up to 1,000, no per-subscription cap) for `workerId` with a one-minute lease, as
  * a worker would, sorted by id; the caller then records, gives up or prepares them by hand.
  */

@@ -12,6 +12,7 @@ import {
   deliveryContext,
   eventStatus,
   publish,
+  publishStoredAs,
   startTestWorker,
   subscriptionRow,
   verifyDelivery,
@@ -52,7 +53,7 @@ describe('delivery outcomes', () => {
 
   const requestsTo = (path: string) => receiver.requests.filter((request) => request.path === path);
 
-  it('should POST the stored payload byte for byte, signed per Standard Webhooks, and record a success', async () => {
+  it('should POST the published payload byte for byte, signed per Standard Webhooks, and record a success', async () => {
     receiver.setHandler(answer(200, 'thanks'));
     const { subscription, path, organisationId } = await subscribe('success');
     const event = await publish(ctx.deps, organisationId, { object: { id: 'tr_é✓', amount: '10.50' } });
@@ -61,7 +62,7 @@ describe('delivery outcomes', () => {
     const [request] = requestsTo(path);
     assert.ok(request);
     assert.equal(request.method, 'POST');
-    assert.equal(request.body, event.payload, 'the body is the stored envelope, byte for byte');
+    assert.equal(request.body, event.payload, 'the body is the published envelope, byte for byte');
     const verified = verifyDelivery(subscription.secret, request) as { id: string; type: string };
     assert.equal(verified.id, event.public_id);
     assert.equal(verified.type, 'transfer.completed');
@@ -93,6 +94,22 @@ describe('delivery outcomes', () => {
     const [delivery] = await deliveriesOf(ctx.deps.pool, event.id);
     assert.equal(delivery?.state, 'succeeded');
     assert.equal(delivery?.locked_by, null);
+  });
+
+  it('should POST a payload stored in clear byte for byte, signed, as it was published', async () => {
+    receiver.setHandler(answer(200));
+    const { subscription, path, organisationId } = await subscribe('in-clear');
+    const event = await publishStoredAs(ctx.deps, organisationId, (envelope) => envelope);
+    const stored = await ctx.deps.pool.query<{ payload: string }>(
+      'SELECT payload FROM webhook_events WHERE id = $1',
+      [event.id],
+    );
+    assert.equal(stored.rows[0]!.payload, event.payload, 'stored in clear');
+    await waitForEventStatus(ctx.deps.pool, event.id, ['delivered']);
+    const [request] = requestsTo(path);
+    assert.ok(request);
+    assert.equal(request.body, event.payload, 'the body is the envelope, byte for byte');
+    assert.equal((verifyDelivery(subscription.secret, request) as { id: string }).id, event.public_id);
   });
 
   it('should accept any 2xx, and a 204 with no body stores an empty snippet', async () => {

@@ -1,10 +1,16 @@
 // The step between the claim and the send (D9, D10): the subscription is read again, so a rotation, pause,
 // delete, URL or max_retries change committed after the claim applies to the request itself; a delivery
-// that cannot be signed becomes a failed attempt instead of a delivery re-claimed forever.
+// that cannot be signed, or whose payload cannot be opened, becomes a failed attempt instead of a delivery
+// re-claimed forever; the payload is opened (it is sealed at rest) and sent as published.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { prepareDeliveries, UNSIGNABLE_REASON } from '../../src/webhooks/delivery/prepare.ts';
+import { SecretBox } from '../../src/platform/secrets.ts';
+import {
+  prepareDeliveries,
+  UNREADABLE_PAYLOAD_REASON,
+  UNSIGNABLE_REASON,
+} from '../../src/webhooks/delivery/prepare.ts';
 import * as repo from '../../src/webhooks/delivery/repository.ts';
 import { giveUp } from '../../src/webhooks/delivery/service.ts';
 import { answer, type HttpsReceiver, startHttpsReceiver } from '../helpers/https-receiver.ts';
@@ -108,6 +114,66 @@ describe('preparing a claimed delivery', () => {
     const { result } = prepared as { result: { kind: string; reason: string; latencyMs: number } };
     assert.deepEqual(result, { kind: 'error', latencyMs: 0, reason: UNSIGNABLE_REASON });
     assert.ok(!result.reason.includes(damaged) && !result.reason.includes('whsec_'));
+  });
+
+  it('should sign and send the opened payload, opening it once for the deliveries of one event', async () => {
+    const organisationId = await createOrganisation(ctx.deps.pool);
+    const subscriptions = [
+      await createSubscription(ctx.deps, { organisationId, endpointUrl: 'https://hook.example/one-a' }),
+      await createSubscription(ctx.deps, { organisationId, endpointUrl: 'https://hook.example/one-b' }),
+    ];
+    const event = await publish(ctx.deps, organisationId);
+    const rows = (await claimDue(ctx.deps.pool, 'worker-one-event')).filter(
+      (row) => row.event_id === event.id,
+    );
+    assert.equal(rows.length, 2);
+    assert.ok(
+      rows.every((row) => row.payload.startsWith('v1.')),
+      'claimed as stored: sealed',
+    );
+    let opened = 0;
+    const box = {
+      decrypt: (sealed: string) => {
+        if (sealed === rows[0]!.payload) opened += 1;
+        return ctx.deps.secretBox.decrypt(sealed);
+      },
+    };
+    const prepared = await prepareDeliveries(ctx.deps.pool, box, rows);
+    assert.equal(opened, 1, 'the payload is opened once');
+    for (const item of prepared) {
+      assert.equal(item.kind, 'send');
+      const { headers } = item as { headers: Record<string, string> };
+      const subscription = subscriptions.find((candidate) => candidate.id === item.delivery.subscription_id)!;
+      assert.equal(item.delivery.payload, event.payload, 'the envelope as published');
+      assert.equal(verifies(subscription.secret, event.payload, headers), true);
+    }
+  });
+
+  it('should send a payload stored in clear as it is', async () => {
+    const { subscription, delivery, payload } = await claimed('in-clear');
+    const prepared = (
+      await prepareDeliveries(ctx.deps.pool, ctx.deps.secretBox, [{ ...delivery, payload }])
+    )[0]!;
+    assert.equal(prepared.kind, 'send');
+    assert.equal(prepared.delivery.payload, payload);
+    const { headers } = prepared as { headers: Record<string, string> };
+    assert.equal(verifies(subscription.secret, payload, headers), true);
+  });
+
+  it('should report a payload it cannot open as unsendable, with a reason that names nothing of it', async () => {
+    const { delivery, payload } = await claimed('unreadable-payload');
+    for (const stored of [
+      new SecretBox('b'.repeat(64)).encrypt(payload),
+      `${delivery.payload.slice(0, -4)}AAAA`,
+      'not a payload',
+    ]) {
+      const prepared = (
+        await prepareDeliveries(ctx.deps.pool, ctx.deps.secretBox, [{ ...delivery, payload: stored }])
+      )[0]!;
+      assert.equal(prepared.kind, 'unsendable', stored);
+      const { result } = prepared as { result: { kind: string; reason: string; latencyMs: number } };
+      assert.deepEqual(result, { kind: 'error', latencyMs: 0, reason: UNREADABLE_PAYLOAD_REASON });
+    }
   });
 
   it('should report a stored endpoint_url that cannot be requested as unsendable', async () => {

@@ -2,6 +2,8 @@
 // in-flight work per worker and per subscription, leases and fencing, graceful stop, metrics.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { SecretBox } from '../../src/platform/secrets.ts';
+import { UNREADABLE_PAYLOAD_REASON } from '../../src/webhooks/delivery/prepare.ts';
 import * as repo from '../../src/webhooks/delivery/repository.ts';
 import { recordAttempts } from '../../src/webhooks/delivery/service.ts';
 import { HELD_PER_REQUEST_SLOT } from '../../src/webhooks/delivery/worker.ts';
@@ -14,6 +16,7 @@ import {
   deliveriesOf,
   deliveryContext,
   publish,
+  publishStoredAs,
   startTestWorker,
   waitForEventStatus,
   waitUntil,
@@ -498,6 +501,33 @@ describe('delivery worker', () => {
     assert.equal(
       receiver.requests.filter((request) => request.path === '/unreadable').length,
       seen,
+      'nothing sent',
+    );
+    assert.equal((await deliveriesOf(ctx.deps.pool, event.id))[0]?.state, 'exhausted');
+  });
+
+  it('should record a delivery whose payload it cannot open as failed, so it dead-letters instead of looping', async () => {
+    receiver.setHandler(answer(200));
+    const { organisationId } = await subscriber('/unreadable-payload', 0);
+    // Sealed under a key this worker does not hold: what a worker left on an old key meets.
+    const otherKey = new SecretBox('b'.repeat(64));
+    const event = await publishStoredAs(ctx.deps, organisationId, (envelope) => otherKey.encrypt(envelope));
+    const worker = startTestWorker(ctx.deps);
+    try {
+      await waitForEventStatus(ctx.deps.pool, event.id, ['dead_letter'], 10_000);
+    } finally {
+      await worker.stop();
+    }
+    const attempts = await attemptsOf(ctx.deps.pool, event.id);
+    assert.deepEqual(
+      attempts.map((attempt) => [attempt.attempt_number, attempt.status, attempt.http_status_code]),
+      [[1, 'failed', null]],
+    );
+    assert.equal(attempts[0]!.failure_reason, UNREADABLE_PAYLOAD_REASON);
+    assert.deepEqual(attempts[0]!.request_headers, {});
+    assert.equal(
+      receiver.requests.filter((request) => request.path === '/unreadable-payload').length,
+      0,
       'nothing sent',
     );
     assert.equal((await deliveriesOf(ctx.deps.pool, event.id))[0]?.state, 'exhausted');

@@ -1,7 +1,8 @@
-// Webhook events over HTTP: search (D4 filters, free text, sort, paging), read with the exact payload,
-// replay of dead_letter events (D10), and every error row of the contract's event table.
+// Webhook events over HTTP: search (D4 filters, free text, sort, paging), read with the exact payload (sealed
+// at rest, D13), replay of dead_letter events (D10), and every error row of the contract's event table.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { SecretBox } from '../../src/platform/secrets.ts';
 import { errorBody, startTestApp, type TestApp } from '../helpers/app.ts';
 import { openStoredPayload } from '../helpers/event-payloads.ts';
 import {
@@ -228,6 +229,70 @@ describe('webhook events', () => {
         const error = expectError(await search(body), 422, 'VALIDATION_FAILED', field);
         if (field === 'sort_by') assert.match(error.error, /one of: id, created_at, updated_at/);
       }
+    });
+  });
+
+  describe('payloads at rest (D13)', () => {
+    /** A dead_letter event of its own tenant, with `stored` written in place of its sealed payload. */
+    async function storedAs(stored: (envelope: string) => string) {
+      const own = client(t, await t.tenant());
+      await activeSubscription(own, { event_type_codes: ['payout.failed'] });
+      const event = await publishTestEvent(own, { event_type_code: 'payout.failed' });
+      const row = await t.db.pool.query<{ payload: string }>(
+        'SELECT payload FROM webhook_events WHERE id = $1',
+        [event.id],
+      );
+      const envelope = openStoredPayload(t.deps, row.rows[0]!.payload);
+      await t.db.pool.query('UPDATE webhook_events SET payload = $2 WHERE id = $1', [
+        event.id,
+        stored(envelope),
+      ]);
+      await setEventStatus(t, event.id, 'dead_letter');
+      const deliveries = async () =>
+        (await t.db.pool.query('SELECT 1 FROM webhook_deliveries WHERE event_id = $1', [event.id])).rowCount;
+      return { own, event, envelope, deliveries };
+    }
+
+    it('reads and replays an event whose payload is stored in clear', async () => {
+      const { own, event, envelope, deliveries } = await storedAs((envelope) => envelope);
+      const read = await own.get(`${EVENTS}/${event.id}`);
+      assert.equal(read.statusCode, 200, read.body);
+      assert.equal(JSON.stringify((read.json() as EventJson).payload), envelope);
+      const replayed = await own.post(`${EVENTS}/${event.id}/replay`);
+      assert.equal(replayed.statusCode, 202, replayed.body);
+      assert.equal(JSON.stringify((replayed.json() as EventJson).payload), envelope);
+      assert.equal(await deliveries(), 2);
+    });
+
+    it('answers 500 for an event whose payload no configured key opens, lists it in searches, and replays nothing', async () => {
+      const otherKey = new SecretBox('b'.repeat(64));
+      const { own, event, envelope, deliveries } = await storedAs((envelope) => otherKey.encrypt(envelope));
+      const read = await own.get(`${EVENTS}/${event.id}`);
+      const body = expectError(read, 500, 'INTERNAL_ERROR');
+      assert.ok(!read.body.includes(event.public_id), 'the answer names nothing of the payload');
+      const logged = t.logs.lines
+        .map((line) => JSON.parse(line) as { error_id?: string; err?: { message?: string } })
+        .find((line) => line.error_id === body.error_id);
+      assert.equal(
+        logged?.err?.message,
+        `the payload of event ${event.id} is unreadable (check SECRETS_ENCRYPTION_KEY)`,
+      );
+      assert.ok(
+        !t.logs.lines.some((line) => line.includes(envelope)),
+        'the logs hold nothing of the payload',
+      );
+
+      const found = await own.post(`${EVENTS}/search`, { filters: { id: [event.id] } });
+      assert.equal(found.statusCode, 200, found.body);
+      assert.deepEqual(ids(found), [event.id]);
+
+      expectError(await own.post(`${EVENTS}/${event.id}/replay`), 500, 'INTERNAL_ERROR');
+      assert.equal(await deliveries(), 1, 'nothing queued');
+      const after = await t.db.pool.query<{ status: string }>(
+        'SELECT status FROM webhook_events WHERE id = $1',
+        [event.id],
+      );
+      assert.equal(after.rows[0]!.status, 'dead_letter');
     });
   });
 

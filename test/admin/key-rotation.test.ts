@@ -17,7 +17,12 @@ import { BENEFICIARIES, type BeneficiaryJson, bodyOf, createBeneficiary } from '
 import { errorBody, requestToken, startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
 import { apiClient } from '../helpers/http.ts';
 import { keyIdOf } from '../helpers/secret-keys.ts';
-import { createSubscription, SUBSCRIPTIONS } from '../webhooks/fixtures.ts';
+import {
+  activeSubscription,
+  createSubscription,
+  publishTestEvent,
+  SUBSCRIPTIONS,
+} from '../webhooks/fixtures.ts';
 
 const OLD_KEY = '1'.repeat(64);
 const NEW_KEY = '2'.repeat(64);
@@ -450,6 +455,109 @@ describe('rotating SECRETS_ENCRYPTION_KEY while the service runs (D13)', () => {
       assert.match(errors[0]!, /^The current key changed during the sweep \(keyA, then keyB\)/);
     } finally {
       server.close();
+    }
+  });
+});
+
+describe('event payloads in a key rotation (D13)', () => {
+  let before_: TestApp;
+  let during: TestApp;
+  let organisationId: string;
+  /** Event id -> the envelope it was published with. */
+  const envelopes = new Map<string, string>();
+  let inClear: string;
+  let damaged: string;
+
+  before(async () => {
+    before_ = await startTestApp({ env: { SECRETS_ENCRYPTION_KEY: OLD_KEY } });
+    const tenant = await before_.tenant();
+    organisationId = tenant.organisationId;
+    const api = apiClient(before_, tenant);
+    await activeSubscription(api, { event_type_codes: ['beneficiary.created', 'transfer.completed'] });
+    await createBeneficiary(api, bodyOf('DE'));
+    for (let n = 0; n < 2; n++) await publishTestEvent(api, { data: { n } });
+    const stored = await before_.db.pool.query<{ id: string; payload: string }>(
+      'SELECT id::text, payload FROM webhook_events WHERE organisation_id = $1 ORDER BY id',
+      [organisationId],
+    );
+    assert.equal(stored.rows.length, 3);
+    for (const row of stored.rows) envelopes.set(row.id, new SecretBox(OLD_KEY).decrypt(row.payload));
+    // One event's payload stored in clear, another's damaged (neither sealed nor in clear).
+    [, inClear, damaged] = stored.rows.map((row) => row.id) as [string, string, string];
+    await before_.db.pool.query('UPDATE webhook_events SET payload = $2 WHERE id = $1', [
+      inClear,
+      envelopes.get(inClear),
+    ]);
+    await before_.db.pool.query("UPDATE webhook_events SET payload = 'damaged' WHERE id = $1", [damaged]);
+    during = await startTestApp({
+      db: before_.db,
+      env: { SECRETS_ENCRYPTION_KEY: NEW_KEY, SECRETS_ENCRYPTION_KEYS_PREVIOUS: OLD_KEY },
+    });
+  });
+  after(async () => {
+    await during?.close();
+    await before_?.close();
+  });
+
+  const payloads = async () =>
+    new Map(
+      (
+        await during.db.pool.query<{ id: string; payload: string }>(
+          'SELECT id::text, payload FROM webhook_events WHERE organisation_id = $1',
+          [organisationId],
+        )
+      ).rows.map((row) => [row.id, row.payload]),
+    );
+  const sweep = async () => {
+    const response = await during.app.inject({
+      method: 'POST',
+      url: '/admin/v1/secrets/reseal',
+      headers: admin,
+    });
+    assert.equal(response.statusCode, 200, response.body);
+    return response.json() as {
+      resealed: number;
+      unreadable: number;
+      unreadable_rows: unknown[];
+      next: null;
+    };
+  };
+
+  it('re-seals the payloads the old key sealed, seals the one stored in clear, and names the damaged one', async () => {
+    const first = await sweep();
+    assert.deepEqual(first.unreadable_rows, [{ table: 'webhook_events', column: 'payload', key: [damaged] }]);
+    assert.equal(first.next, null);
+    const stored = await payloads();
+    const newBox = new SecretBox(NEW_KEY);
+    for (const [id, envelope] of envelopes) {
+      if (id === damaged) assert.equal(stored.get(id), 'damaged', 'left as it is');
+      else assert.equal(newBox.decrypt(stored.get(id)!), envelope, `event ${id} under the new key`);
+    }
+    const again = await sweep();
+    assert.equal(again.resealed, 0, 'nothing left to re-seal');
+    assert.equal(again.unreadable, 1);
+  });
+
+  it('serves every re-sealed payload with the new key alone', async () => {
+    const afterwards = await startTestApp({ db: before_.db, env: { SECRETS_ENCRYPTION_KEY: NEW_KEY } });
+    try {
+      // A client of the events' organisation, issued under the new key.
+      const { client_id: clientId, client_secret: clientSecret } = await createClient(afterwards.deps, {
+        organisation_id: organisationId,
+      });
+      const token = await requestToken(afterwards.app, clientId, clientSecret!);
+      for (const [id, envelope] of envelopes) {
+        if (id === damaged) continue;
+        const read = await afterwards.app.inject({
+          method: 'GET',
+          url: `/api/v1/webhooks/events/${id}`,
+          headers: { authorization: `Bearer ${token}` },
+        });
+        assert.equal(read.statusCode, 200, read.body);
+        assert.equal(JSON.stringify((read.json() as { payload: unknown }).payload), envelope);
+      }
+    } finally {
+      await afterwards.close();
     }
   });
 });

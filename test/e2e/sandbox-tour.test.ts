@@ -604,10 +604,12 @@ describe('the sandbox tour through `npm start`, over HTTP only (D19-D24)', () =>
       ]);
       screeningCompleted(beneficiary.screening_id, 'no_match');
     }
+    // The transfer review that confirmed its name blocked it too (D18).
     expected.set(beneficiaries.lookalike!.id, [
       'beneficiary.created null->in_review',
       'beneficiary.in_review null->in_review',
       'beneficiary.activated in_review->active',
+      'beneficiary.blocked active->blocked',
     ]);
     screeningResolved(beneficiaries.lookalike!.screening_id, 'cleared');
     expected.set(topUp.id, ['deposit.created null->pending', 'deposit.received pending->received']);

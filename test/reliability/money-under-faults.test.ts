@@ -71,6 +71,28 @@ const IBAN: Record<Kind, string> = {
   lookalike: 'DE89370400440532013000', // a name the sandbox list hits: every transfer to it is reviewed
 };
 
+/**
+ * A beneficiary of the kind. A lookalike is cleared once, so that it is active: every transfer to it is
+ * screened again and held (D20).
+ */
+async function newBeneficiary(api: ApiClient, kind: Kind): Promise<string> {
+  const created = await createBeneficiary(
+    api,
+    bodyOf('DE', {
+      account: { iban: IBAN[kind] },
+      ...(kind === 'lookalike' ? { name: 'Lookalike Person' } : {}),
+    }),
+  );
+  if (kind === 'lookalike') {
+    assert.equal(created.status, 'in_review');
+    const cleared = await api.post(`/api/v1/sandbox/screenings/${created.screening_id}/review`, {
+      decision: 'cleared',
+    });
+    assert.equal(cleared.statusCode, 200, cleared.body);
+  }
+  return created.id;
+}
+
 /** What a funded transfer is, by its payout leg's status (D20): a failed or returned leg refunds it. */
 const LEG_TO_TRANSFER: Readonly<Record<string, string>> = {
   pending: 'processing',
@@ -164,24 +186,7 @@ describe('money under worker kills (D20, D21, D24)', () => {
       event_type_codes: MONEY_EVENT_CODES,
     });
     const beneficiaries = {} as Record<Kind, string>;
-    for (const kind of KINDS) {
-      const created = await createBeneficiary(
-        api,
-        bodyOf('DE', {
-          account: { iban: IBAN[kind] },
-          ...(kind === 'lookalike' ? { name: 'Lookalike Person' } : {}),
-        }),
-      );
-      if (kind === 'lookalike') {
-        // Cleared once, so that it is active: every transfer to it is screened again and held (D20).
-        assert.equal(created.status, 'in_review');
-        const cleared = await api.post(`/api/v1/sandbox/screenings/${created.screening_id}/review`, {
-          decision: 'cleared',
-        });
-        assert.equal(cleared.statusCode, 200, cleared.body);
-      }
-      beneficiaries[kind] = created.id;
-    }
+    for (const kind of KINDS) beneficiaries[kind] = await newBeneficiary(api, kind);
     return {
       api,
       beneficiaries,
@@ -433,11 +438,15 @@ describe('money under worker kills (D20, D21, D24)', () => {
     ): Promise<void> {
       const quoted = await quote(corridor);
       if (!quoted) return;
+      // A lookalike of its own: a confirmed review of the transfer blocks the beneficiary it names (D18).
+      const beneficiary =
+        kind === 'lookalike' ? await newBeneficiary(org.api, kind) : org.beneficiaries[kind];
+      if (kind === 'lookalike') org.kindOf.set(beneficiary, kind);
       const response = await send(
         'confirm',
         'POST',
         `${QUOTES}/${quoted.id}/confirm`,
-        { beneficiary_id: org.beneficiaries[kind], funding_method: funding, reference: `lane ${name}` },
+        { beneficiary_id: beneficiary, funding_method: funding, reference: `lane ${name}` },
         ['201'],
         chance(0.5),
       );

@@ -381,7 +381,8 @@ export async function cancelPayout(deps: AppDeps, organisationId: string, id: st
  * processing, with the hand-off recorded, all in the job's transaction: exactly once, also when a worker
  * dies mid-way (D21). No money goes to a name a sanctions review confirmed (D18): such a payout fails
  * with `compliance` (its amount back), and one whose beneficiary's new name waits for its review stays
- * pending until the review hands it off again (onScreeningReviewed).
+ * pending: its hand-off looks again every HELD_HAND_OFF_RECHECK_MS, and at once when the review comes
+ * (onScreeningReviewed).
  */
 export async function handOff(tx: PoolClient, deps: AppDeps, id: string): Promise<void> {
   const row = await repo.lockPayout(tx, null, id);

@@ -5,7 +5,6 @@
 // array column of every table is scanned for the account identifiers in clear.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import pg from 'pg';
 import { SANDBOX_COLLECTION_ACCOUNTS } from '../../src/config.ts';
 import {
   BENEFICIARIES,
@@ -16,6 +15,7 @@ import {
   VALID,
 } from '../beneficiaries/fixtures.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { columnsHolding, textColumns } from '../helpers/column-scan.ts';
 import { openStoredPayload } from '../helpers/event-payloads.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { waitUntil } from '../helpers/wait.ts';
@@ -138,15 +138,8 @@ describe("beneficiaries' account identifiers at rest (D19, D13)", () => {
       "no beneficiary holds one of the sandbox's collection accounts",
     );
 
-    const columns = await t.db.pool.query<{ table_name: string; column_name: string }>(
-      `SELECT c.table_name, c.column_name
-       FROM information_schema.columns c
-       JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
-       WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE'
-         AND c.data_type IN ('text', 'character varying', 'character', 'json', 'jsonb', 'ARRAY', 'bytea')
-       ORDER BY 1, 2`,
-    );
-    const scanned = columns.rows.map((row) => `${row.table_name}.${row.column_name}`);
+    const columns = await textColumns(t.db.pool);
+    const scanned = columns.map(({ table, column }) => `${table}.${column}`);
     for (const expected of [
       'beneficiaries.account_sealed',
       'webhook_events.payload',
@@ -154,17 +147,7 @@ describe("beneficiaries' account identifiers at rest (D19, D13)", () => {
       'jobs.payload',
     ])
       assert.ok(scanned.includes(expected), `${expected} is scanned`);
-    const found: string[] = [];
-    for (const { table_name: table, column_name: column } of columns.rows) {
-      const result = await t.db.pool.query<{ needles: string[] }>(
-        `SELECT coalesce(array_agg(DISTINCT needle.v), '{}') AS needles
-         FROM ${pg.escapeIdentifier(table)} AS t, unnest($1::text[]) AS needle(v)
-         WHERE strpos(t.${pg.escapeIdentifier(column)}::text, needle.v) > 0`,
-        [needles],
-      );
-      const hits = result.rows[0]!.needles;
-      if (hits.length > 0) found.push(`${table}.${column}: ${hits.join(', ')}`);
-    }
+    const found = await columnsHolding(t.db.pool, columns, needles);
     assert.deepEqual(found, [], 'columns holding an account identifier in clear text');
 
     // The scan is not vacuous: the events of the organisation carry every identifier, sealed.

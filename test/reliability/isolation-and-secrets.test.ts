@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { generateKeyPair, SignJWT } from 'jose';
-import pg from 'pg';
 import { keyStoreFor } from '../../src/auth/keys.ts';
 import { newUuid } from '../../src/platform/ids.ts';
 import { startTestWorker, waitForEventStatus } from '../delivery/fixtures.ts';
@@ -21,6 +20,7 @@ import {
   type Tenant,
   type TestApp,
 } from '../helpers/app.ts';
+import { columnsHolding, textColumns } from '../helpers/column-scan.ts';
 import { answer, type HttpsReceiver, startHttpsReceiver } from '../helpers/https-receiver.ts';
 import {
   ATTEMPTS,
@@ -429,15 +429,8 @@ describe('isolation and secrets (issue 7)', () => {
 
   it('stores no issued secret in clear text: every text, json and array column of every table is scanned', async () => {
     assert.ok(issued.size >= 8, `secrets issued during the file: ${issued.size}`);
-    const columns = await t.db.pool.query<{ table_name: string; column_name: string }>(
-      `SELECT c.table_name, c.column_name
-       FROM information_schema.columns c
-       JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
-       WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE'
-         AND c.data_type IN ('text', 'character varying', 'character', 'json', 'jsonb', 'ARRAY', 'bytea')
-       ORDER BY 1, 2`,
-    );
-    const scanned = columns.rows.map((row) => `${row.table_name}.${row.column_name}`);
+    const columns = await textColumns(t.db.pool);
+    const scanned = columns.map(({ table, column }) => `${table}.${column}`);
     for (const expected of [
       'api_clients.secret_hash',
       'webhook_subscriptions.signing_secret_sealed',
@@ -450,16 +443,8 @@ describe('isolation and secrets (issue 7)', () => {
     const needles = [...issued].flatMap((secret) =>
       secret.startsWith('whsec_') ? [secret, secret.slice('whsec_'.length)] : [secret],
     );
-    const found: string[] = [];
-    for (const { table_name: table, column_name: column } of columns.rows) {
-      const result = await t.db.pool.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM ${pg.escapeIdentifier(table)} AS t
-         WHERE EXISTS (SELECT 1 FROM unnest($1::text[]) AS needle(v)
-                       WHERE strpos(t.${pg.escapeIdentifier(column)}::text, needle.v) > 0)`,
-        [needles],
-      );
-      if (result.rows[0]!.n > 0) found.push(`${table}.${column}`);
-    }
+    // Where, not what: a failure must not print the secret.
+    const found = (await columnsHolding(t.db.pool, columns, needles)).map((entry) => entry.split(':')[0]);
     assert.deepEqual(found, [], 'columns holding a secret in clear text');
     // The scan is not vacuous: the sealed column holds the current secret, encrypted.
     const sealed = await t.db.pool.query<{ signing_secret_sealed: string }>(

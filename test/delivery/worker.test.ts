@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SecretBox } from '../../src/platform/secrets.ts';
-import { UNREADABLE_PAYLOAD_REASON } from '../../src/webhooks/delivery/prepare.ts';
+import { UNREADABLE_PAYLOAD_REASON, UNSIGNABLE_REASON } from '../../src/webhooks/delivery/prepare.ts';
 import * as repo from '../../src/webhooks/delivery/repository.ts';
 import { recordAttempts } from '../../src/webhooks/delivery/service.ts';
 import { HELD_PER_REQUEST_SLOT } from '../../src/webhooks/delivery/worker.ts';
@@ -474,6 +474,32 @@ describe('delivery worker', () => {
     }
   });
 
+  /**
+   * Runs a worker until the event dead-letters, and checks that its one delivery was unsendable: a failed
+   * attempt with `reason` and no request headers, nothing sent to `path`, the delivery exhausted.
+   */
+  async function expectUnsendable(eventId: number, path: string, sentBefore: number, reason: string) {
+    const worker = startTestWorker(ctx.deps);
+    try {
+      await waitForEventStatus(ctx.deps.pool, eventId, ['dead_letter'], 10_000);
+    } finally {
+      await worker.stop();
+    }
+    const attempts = await attemptsOf(ctx.deps.pool, eventId);
+    assert.deepEqual(
+      attempts.map((attempt) => [attempt.attempt_number, attempt.status, attempt.http_status_code]),
+      [[1, 'failed', null]],
+    );
+    assert.equal(attempts[0]!.failure_reason, reason);
+    assert.deepEqual(attempts[0]!.request_headers, {});
+    assert.equal(
+      receiver.requests.filter((request) => request.path === path).length,
+      sentBefore,
+      'nothing sent',
+    );
+    assert.equal((await deliveriesOf(ctx.deps.pool, eventId))[0]?.state, 'exhausted');
+  }
+
   it('should record a delivery it cannot sign (unreadable secret) as failed, so it dead-letters instead of looping', async () => {
     receiver.setHandler(answer(200));
     const { organisationId, subscription } = await subscriber('/unreadable', 0);
@@ -483,27 +509,7 @@ describe('delivery worker', () => {
     ]);
     const seen = receiver.requests.filter((request) => request.path === '/unreadable').length;
     const event = await publish(ctx.deps, organisationId);
-    const worker = startTestWorker(ctx.deps);
-    try {
-      await waitForEventStatus(ctx.deps.pool, event.id, ['dead_letter'], 10_000);
-    } finally {
-      await worker.stop();
-    }
-    const attempts = await attemptsOf(ctx.deps.pool, event.id);
-    assert.deepEqual(
-      attempts.map((attempt) => [attempt.attempt_number, attempt.status, attempt.http_status_code]),
-      [[1, 'failed', null]],
-    );
-    assert.match(
-      attempts[0]!.failure_reason ?? '',
-      /could not sign the request: the signing secret is unreadable/,
-    );
-    assert.equal(
-      receiver.requests.filter((request) => request.path === '/unreadable').length,
-      seen,
-      'nothing sent',
-    );
-    assert.equal((await deliveriesOf(ctx.deps.pool, event.id))[0]?.state, 'exhausted');
+    await expectUnsendable(event.id, '/unreadable', seen, UNSIGNABLE_REASON);
   });
 
   it('should record a delivery whose payload it cannot open as failed, so it dead-letters instead of looping', async () => {
@@ -512,25 +518,7 @@ describe('delivery worker', () => {
     // Sealed under a key this worker does not hold: what a worker left on an old key meets.
     const otherKey = new SecretBox('b'.repeat(64));
     const event = await publishStoredAs(ctx.deps, organisationId, (envelope) => otherKey.encrypt(envelope));
-    const worker = startTestWorker(ctx.deps);
-    try {
-      await waitForEventStatus(ctx.deps.pool, event.id, ['dead_letter'], 10_000);
-    } finally {
-      await worker.stop();
-    }
-    const attempts = await attemptsOf(ctx.deps.pool, event.id);
-    assert.deepEqual(
-      attempts.map((attempt) => [attempt.attempt_number, attempt.status, attempt.http_status_code]),
-      [[1, 'failed', null]],
-    );
-    assert.equal(attempts[0]!.failure_reason, UNREADABLE_PAYLOAD_REASON);
-    assert.deepEqual(attempts[0]!.request_headers, {});
-    assert.equal(
-      receiver.requests.filter((request) => request.path === '/unreadable-payload').length,
-      0,
-      'nothing sent',
-    );
-    assert.equal((await deliveriesOf(ctx.deps.pool, event.id))[0]?.state, 'exhausted');
+    await expectUnsendable(event.id, '/unreadable-payload', 0, UNREADABLE_PAYLOAD_REASON);
   });
 });
 

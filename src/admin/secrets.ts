@@ -8,6 +8,7 @@ import { withTransaction } from '../db/pool.ts';
 import type { SealedColumn } from '../platform/area.ts';
 import type { AppDeps } from '../platform/deps.ts';
 import { validationFailed } from '../platform/errors.ts';
+import type { SecretBox } from '../platform/secrets.ts';
 import * as repo from './repository.ts';
 
 /** The platform's own sealed columns; areas declare theirs (Area.sealedColumns). */
@@ -21,7 +22,7 @@ const PAGE_SIZE = 200;
 /** Unreadable rows named in one answer. */
 const MAX_NAMED_ROWS = 100;
 
-type KeyRole = 'current' | 'previous' | 'not_configured';
+type KeyRole = ReturnType<SecretBox['keyRole']>;
 
 export interface SecretsStatus {
   key_id: string;

@@ -35,6 +35,8 @@ export interface Config {
   sandboxClientId: string;
   sandboxClientSecret: string;
   adminApiKey: string | undefined;
+  /** METRICS_TOKEN: the Bearer credential /metrics asks for; unset, /metrics answers anyone. */
+  metricsToken: string | undefined;
   secretsEncryptionKey: string | undefined;
   /** Keys that only open and verify what they sealed and hashed, while a rotation is under way. */
   secretsEncryptionKeysPrevious: readonly string[];
@@ -418,6 +420,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (adminApiKey !== undefined && adminApiKey.length < 16) {
     throw new ConfigError('ADMIN_API_KEY', 'must be at least 16 characters');
   }
+  const metricsToken = optional(env, 'METRICS_TOKEN');
+  if (metricsToken !== undefined && metricsToken.length < 16) {
+    throw new ConfigError('METRICS_TOKEN', 'must be at least 16 characters');
+  }
   const authIssuer = url(env, 'AUTH_ISSUER', ['http:', 'https:']);
   const authJwksUrl = url(env, 'AUTH_JWKS_URL', ['http:', 'https:']);
   if ((authIssuer === undefined) !== (authJwksUrl === undefined)) {
@@ -471,6 +477,7 @@ export function loadConfig(env: Env = process.env): Config {
     sandboxClientId: str(env, 'SANDBOX_CLIENT_ID', 'sandbox-client'),
     sandboxClientSecret: str(env, 'SANDBOX_CLIENT_SECRET', 'sandbox-secret'),
     adminApiKey,
+    metricsToken,
     secretsEncryptionKey,
     secretsEncryptionKeysPrevious,
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),

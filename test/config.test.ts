@@ -66,6 +66,7 @@ describe('configuration (D1)', () => {
   it('rejects a SECRETS_ENCRYPTION_KEY that is not 32 bytes of hex', () =>
     rejects({ SECRETS_ENCRYPTION_KEY: 'abc' }, 'SECRETS_ENCRYPTION_KEY'));
   it('rejects a short ADMIN_API_KEY', () => rejects({ ADMIN_API_KEY: 'short' }, 'ADMIN_API_KEY'));
+  it('rejects a short METRICS_TOKEN', () => rejects({ METRICS_TOKEN: 'fifteen-chars!!' }, 'METRICS_TOKEN'));
   it('rejects AUTH_ISSUER without AUTH_JWKS_URL', () =>
     rejects({ AUTH_ISSUER: 'https://id.example/realms/x' }, 'AUTH_JWKS_URL'));
   it('rejects a realm other than sandbox in sandbox', () => rejects({ AUTH_REALM: 'other' }, 'AUTH_REALM'));

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { errorBody, startTestApp, type TestApp } from './helpers/app.ts';
 import { createTestDatabase } from './helpers/database.ts';
 import { waitUntil } from './helpers/wait.ts';
 
@@ -104,6 +104,39 @@ describe('health, readiness, metrics, OpenAPI', () => {
       response.body,
       /http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/healthz",status="200"\}/,
     );
+  });
+
+  it('asks for METRICS_TOKEN on /metrics when it is set, and only there', async () => {
+    const token = 'metrics-token-0123456789';
+    const guarded = await startTestApp({ env: { METRICS_TOKEN: token } });
+    try {
+      const scrape = (authorization?: string) =>
+        guarded.app.inject({
+          method: 'GET',
+          url: '/metrics',
+          headers: authorization === undefined ? {} : { authorization },
+        });
+      for (const refused of [
+        undefined,
+        `Bearer ${token}x`,
+        `Bearer ${token.slice(0, -1)}`,
+        `Basic ${token}`,
+      ]) {
+        const response = await scrape(refused);
+        assert.equal(response.statusCode, 401, `refused: ${refused}`);
+        assert.equal(errorBody(response.body).code, 'UNAUTHORIZED');
+        assert.doesNotMatch(response.body, /http_requests_total/);
+      }
+      const allowed = await scrape(`Bearer ${token}`);
+      assert.equal(allowed.statusCode, 200);
+      assert.match(allowed.body, /http_requests_total\{method="GET",route="\/metrics",status="401"\} 4/);
+      // The probes stay open to the orchestrator (D1).
+      for (const url of ['/healthz', '/readyz']) {
+        assert.equal((await guarded.app.inject({ method: 'GET', url })).statusCode, 200, url);
+      }
+    } finally {
+      await guarded.close();
+    }
   });
 
   it('serves an OpenAPI 3.1 document and a readable reference page', async () => {

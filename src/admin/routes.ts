@@ -1,8 +1,8 @@
 // The operator API (D7) under /admin/v1: Bearer ADMIN_API_KEY, platform error envelope.
 // With ADMIN_API_KEY unset the routes do not exist (404).
-import { timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { keyStoreFor } from '../auth/keys.ts';
+import { bearerKeyMatches } from '../platform/bearer-key.ts';
 import type { App, AppDeps } from '../platform/deps.ts';
 import { AppError } from '../platform/errors.ts';
 import { component } from '../platform/openapi.ts';
@@ -42,20 +42,13 @@ const SigningKeyRotation = component(
   Type.Object({ kid: Type.String({ description: 'The key id (JWT `kid`) of the new signing key.' }) }),
 );
 
-function keyMatches(header: string | undefined, key: string): boolean {
-  if (!header?.startsWith('Bearer ')) return false;
-  const given = Buffer.from(header.slice(7));
-  const expected = Buffer.from(key);
-  return given.length === expected.length && timingSafeEqual(given, expected);
-}
-
 export function registerAdminRoutes(app: App, deps: AppDeps): void {
   const adminKey = deps.config.adminApiKey;
   if (adminKey === undefined) return;
   app.register(
     async (admin) => {
       admin.addHook('onRequest', async (request) => {
-        if (!keyMatches(request.headers.authorization, adminKey)) {
+        if (!bearerKeyMatches(request.headers.authorization, adminKey)) {
           throw new AppError(
             'UNAUTHORIZED',
             'A valid operator key is required: Authorization: Bearer <ADMIN_API_KEY>',

@@ -1,7 +1,10 @@
-// Operational endpoints, without a token (D1): liveness, readiness, Prometheus metrics.
+// Operational endpoints: liveness and readiness without a token (D1); Prometheus metrics, behind
+// METRICS_TOKEN when it is set.
 import { Type } from '@sinclair/typebox';
 import { migrationsApplied } from '../db/migrate.ts';
+import { bearerKeyMatches } from '../platform/bearer-key.ts';
 import type { App, AppDeps } from '../platform/deps.ts';
+import { AppError } from '../platform/errors.ts';
 import { sharedRead } from '../platform/metrics.ts';
 import { component } from '../platform/openapi.ts';
 
@@ -42,7 +45,14 @@ export function registerOpsRoutes(app: App, deps: AppDeps): void {
     },
   );
 
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+  const metricsToken = deps.config.metricsToken;
+  app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+    if (metricsToken !== undefined && !bearerKeyMatches(request.headers.authorization, metricsToken)) {
+      throw new AppError(
+        'UNAUTHORIZED',
+        'A valid metrics token is required: Authorization: Bearer <METRICS_TOKEN>',
+      );
+    }
     reply.type(deps.metrics.registry.contentType);
     return deps.metrics.registry.metrics();
   });

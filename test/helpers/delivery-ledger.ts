@@ -25,6 +25,8 @@ export interface DeliveryLedgerRow {
   statuses: string[];
   /** HTTP status codes in attempt_number order (null: none). */
   http_status_codes: (number | null)[];
+  /** failure_reason in attempt_number order (null: none). */
+  failure_reasons: (string | null)[];
   /** Requests the receiver got for this delivery (same `webhook-id` on the same endpoint path). */
   received: number;
 }
@@ -68,7 +70,9 @@ export async function readLedger(
             coalesce(max(a.attempt_number), 0)::int AS max_attempt_number,
             coalesce(array_agg(a.status ORDER BY a.attempt_number) FILTER (WHERE a.id IS NOT NULL), '{}') AS statuses,
             coalesce(array_agg(a.http_status_code ORDER BY a.attempt_number) FILTER (WHERE a.id IS NOT NULL), '{}')
-              AS http_status_codes
+              AS http_status_codes,
+            coalesce(array_agg(a.failure_reason ORDER BY a.attempt_number) FILTER (WHERE a.id IS NOT NULL), '{}')
+              AS failure_reasons
      FROM webhook_deliveries d
      JOIN webhook_events e ON e.id = d.event_id
      JOIN webhook_subscriptions s ON s.id = d.subscription_id

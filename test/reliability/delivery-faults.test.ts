@@ -46,14 +46,19 @@ const FAST = { WEBHOOK_LEASE_MS: '10000', WEBHOOK_TIMEOUT_MS: '8000', WEBHOOK_CO
 /** The first few ledger rows, for assertion messages. */
 const show = (rows: readonly DeliveryLedgerRow[]) =>
   JSON.stringify(
-    rows.slice(0, 5).map(({ delivery_id, endpoint_path, state, statuses, http_status_codes, received }) => ({
-      delivery_id,
-      endpoint_path,
-      state,
-      statuses,
-      http_status_codes,
-      received,
-    })),
+    rows
+      .slice(0, 5)
+      .map(
+        ({ delivery_id, endpoint_path, state, statuses, http_status_codes, failure_reasons, received }) => ({
+          delivery_id,
+          endpoint_path,
+          state,
+          statuses,
+          http_status_codes,
+          failure_reasons,
+          received,
+        }),
+      ),
   );
 
 /**

@@ -261,6 +261,16 @@ function payoutRefusal(destination: PayoutDestination | undefined): string | nul
   return null;
 }
 
+const NOT_FUNDED_IN_TIME = 'not funded in time';
+
+/**
+ * Unfunded at its funding deadline, the transfer is expired (D20) whether or not its timer has run yet: a
+ * timer runs late when the workers lag or restart, and nothing may move the transfer on meanwhile.
+ */
+function pastFundingDeadline(row: repo.TransferRow, now: Date = new Date()): boolean {
+  return !row.funded && row.expires_at !== null && row.expires_at <= now;
+}
+
 /**
  * After a cleared review: balance funding (taken at confirm) pays out, the others wait for their deposit.
  * A beneficiary blocked meanwhile rejects the transfer (money taken goes back), and a transfer still
@@ -275,9 +285,7 @@ async function proceed(tx: PoolClient, deps: AppDeps, row: repo.TransferRow): Pr
     const payout = await openPayoutLeg(tx, deps, row, { destination: destination! });
     return move(tx, deps, row, 'processing', { payout_id: payout.id }, payout);
   }
-  if (row.expires_at !== null && row.expires_at <= new Date()) {
-    return stop(tx, deps, row, 'expired', 'not funded in time');
-  }
+  if (pastFundingDeadline(row)) return stop(tx, deps, row, 'expired', NOT_FUNDED_IN_TIME);
   return move(tx, deps, row, 'awaiting_deposit', { deposit_id: await createDepositLeg(tx, deps, row) });
 }
 
@@ -496,22 +504,33 @@ async function stop(
   return stopped;
 }
 
-/** The client's cancel: only from awaiting_deposit or in_review (D20). */
+/**
+ * The client's cancel: only from awaiting_deposit or in_review (D20). One past its funding deadline is
+ * expired instead, and the cancel is refused as it would be had the timer already run.
+ */
 export async function cancelTransfer(
   deps: AppDeps,
   organisationId: string,
   id: string,
 ): Promise<TransferView> {
-  return transactionGroups(deps.pool).run(organisationId, async (tx) => {
+  const cancelled = await transactionGroups(deps.pool).run(organisationId, async (tx) => {
     const row = await locked(tx, organisationId, id);
-    if (row.status !== 'awaiting_deposit' && row.status !== 'in_review') {
-      throw invalidState(
-        `The transfer is ${row.status}; only a transfer awaiting its deposit or in review can be cancelled`,
-      );
+    const cancellable = row.status === 'awaiting_deposit' || row.status === 'in_review';
+    if (cancellable && pastFundingDeadline(row)) {
+      await stop(tx, deps, row, 'expired', NOT_FUNDED_IN_TIME);
+      return undefined;
     }
+    if (!cancellable) throw notCancellable(row.status);
     return transferView(tx, await stop(tx, deps, row, 'cancelled', 'cancelled by the client'));
   });
+  if (cancelled === undefined) throw notCancellable('expired');
+  return cancelled;
 }
+
+const notCancellable = (status: string) =>
+  invalidState(
+    `The transfer is ${status}; only a transfer awaiting its deposit or in review can be cancelled`,
+  );
 
 /**
  * The transfer's durable timer: unfunded at expires_at, it expires (D20), also while a screening hit
@@ -520,7 +539,7 @@ export async function cancelTransfer(
 export async function expireTransferJob(tx: PoolClient, deps: AppDeps, id: string): Promise<void> {
   const row = await repo.lockTransfer(tx, null, id);
   if (!row || row.funded || (row.status !== 'awaiting_deposit' && row.status !== 'in_review')) return;
-  await stop(tx, deps, row, 'expired', 'not funded in time');
+  await stop(tx, deps, row, 'expired', NOT_FUNDED_IN_TIME);
 }
 
 /** Sandbox: expire a transfer awaiting its deposit now. */
@@ -540,7 +559,7 @@ export async function expireTransferNow(
       const expiresAt = row.expires_at !== null && row.expires_at < now ? row.expires_at : now;
       return transferView(
         tx,
-        await stop(tx, deps, row, 'expired', 'not funded in time', { expires_at: expiresAt }),
+        await stop(tx, deps, row, 'expired', NOT_FUNDED_IN_TIME, { expires_at: expiresAt }),
       );
     },
     LOCK_ORDER_RETRIES,
@@ -562,8 +581,13 @@ export async function onDepositReceived(
   const row = await repo.lockTransfer(tx, deposit.organisationId, deposit.transferId);
   if (row?.status !== 'awaiting_deposit' || row.deposit_id !== deposit.id) return;
   const credited = `deposit ${deposit.id} brought ${deposit.amount} ${deposit.currency}`;
-  // The money that arrived stays credited whatever happens to the transfer: one whose payout would be
-  // refused is rejected before anything is taken, and asks for no more money.
+  // The money that arrived stays credited whatever happens to the transfer: one past its funding deadline
+  // expires, and one whose payout would be refused is rejected, before anything is taken; neither asks for
+  // more money.
+  if (pastFundingDeadline(row)) {
+    await stop(tx, deps, row, 'expired', `${NOT_FUNDED_IN_TIME}; ${credited}, credited to the balance`);
+    return;
+  }
   const destination = await destinationOf(tx, deps, row.organisation_id, row.beneficiary_id);
   const refusal = payoutRefusal(destination);
   if (refusal !== null) {

@@ -494,6 +494,68 @@ describe('transfers (D20)', () => {
     assert.deepEqual(await balance(api, 'USD'), { available: '1000000.00', held: '0.00' });
   });
 
+  it('expires a transfer past its funding deadline although its timer has not run: a late deposit is credited, a cancel refused', async () => {
+    const api = await organisation();
+    const ben = await beneficiary(t, api);
+    const overdue = async () => {
+      const transfer = (
+        await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
+      ).json() as TransferJson;
+      // The deadline passes while the workers lag: the timer, due at the original deadline, has not run.
+      await t.db.pool.query("UPDATE transfers SET expires_at = now() - interval '2 hours' WHERE id = $1", [
+        transfer.id,
+      ]);
+      return transfer;
+    };
+    const timers = async (ids: string[]) =>
+      (
+        await t.db.pool.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM jobs WHERE dedupe_key = ANY($1)',
+          [ids.map((id) => `transfers.expire_transfer:${id}`)],
+        )
+      ).rows[0]!.n;
+
+    const paid = await overdue();
+    const received = await receive(paid.deposit!.id, '1000.00');
+    assert.equal(received.statusCode, 200, received.body);
+    assert.equal(received.json().status, 'received');
+    const afterDeposit = await transferOf(api, paid.id);
+    assert.deepEqual(
+      [afterDeposit.status, afterDeposit.status_reason, afterDeposit.payout],
+      [
+        'expired',
+        `not funded in time; deposit ${paid.deposit!.id} brought 1000.00 USD, credited to the balance`,
+        null,
+      ],
+    );
+    assert.deepEqual(await codes(paid.id), [
+      ['transfer.created', null],
+      ['transfer.expired', 'awaiting_deposit'],
+    ]);
+
+    const cancelled = await overdue();
+    const refused = await api.post(`${TRANSFERS}/${cancelled.id}/cancel`);
+    assert.equal(refused.statusCode, 400, refused.body);
+    assert.deepEqual(
+      [errorBody(refused.body).code, errorBody(refused.body).error],
+      [
+        'INVALID_STATE',
+        'The transfer is expired; only a transfer awaiting its deposit or in review can be cancelled',
+      ],
+    );
+    const afterCancel = await transferOf(api, cancelled.id);
+    assert.deepEqual([afterCancel.status, afterCancel.status_reason], ['expired', 'not funded in time']);
+    assert.deepEqual(await codes(cancelled.id), [
+      ['transfer.created', null],
+      ['transfer.expired', 'awaiting_deposit'],
+    ]);
+
+    assert.equal(await timers([paid.id, cancelled.id]), 0);
+    // The late 1,000.00 stays on the balance; nothing was taken.
+    assert.deepEqual(await balance(api, 'USD'), { available: '1001000.00', held: '0.00' });
+    assert.deepEqual(await ledgerViolations(t.db.pool), []);
+  });
+
   it('clears a transfer in review to a beneficiary deleted meanwhile (it goes on); one blocked meanwhile is rejected, the money back', async () => {
     const api = await organisation();
     const held = async (status: 'deleted' | 'blocked') => {

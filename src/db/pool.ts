@@ -201,6 +201,14 @@ async function runTransaction<T>(pool: pg.Pool, work: (tx: pg.PoolClient) => Pro
   }
 }
 
+/**
+ * Runs a write of one statement on its own, unless a commit mark is due (a request with an
+ * Idempotency-Key, see beforeCommit): then in a transaction, so that the mark commits with it.
+ */
+export function withOneStatement<T>(pool: pg.Pool, work: (db: Queryable) => Promise<T>): Promise<T> {
+  return beforeCommit.getStore() === undefined ? work(pool) : withTransaction(pool, work);
+}
+
 /** PostgreSQL error codes the services react to. */
 export const PG_UNIQUE_VIOLATION = '23505';
 export const PG_RAISE_EXCEPTION = 'P0001';

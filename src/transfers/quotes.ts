@@ -2,7 +2,7 @@
 // no events (D8 has no quote codes); their expiry is a durable timer and is also applied when a transfer
 // tries to accept an expired quote.
 import { quotableCorridor } from '../corridors/service.ts';
-import { type PoolClient, withTransaction } from '../db/pool.ts';
+import { type PoolClient, withOneStatement, withTransaction } from '../db/pool.ts';
 import { quotableRate } from '../fx/service.ts';
 import type { AppDeps } from '../platform/deps.ts';
 import { AppError, invalidState, notFound, validationFailed } from '../platform/errors.ts';
@@ -93,26 +93,28 @@ export async function createQuote(
   }
   const id = newPublicId('qte');
   const expiresAt = new Date(now.getTime() + deps.config.quoteTtlSeconds * 1000);
-  const row = await repo.insertQuote(
-    deps.pool,
-    {
-      id,
-      organisation_id: organisationId,
-      corridor_id: corridor.id,
-      source_currency: corridor.source_currency,
-      destination_currency: corridor.destination_currency,
-      amount_mode: field === 'source_amount' ? 'source' : 'destination',
-      source_amount: formatAmount(price.sourceAmount, corridor.source_currency),
-      fee_amount: formatAmount(price.feeAmount, corridor.source_currency),
-      rate: formatRate(rate),
-      mid_rate: formatRate(mid.rate),
-      destination_amount: formatAmount(price.destinationAmount, corridor.destination_currency),
-      expires_at: expiresAt,
-      estimated_delivery_at: new Date(now.getTime() + corridor.estimated_delivery_seconds * 1000),
-      // The quote's times are one clock's: its validity is exactly QUOTE_TTL_SECONDS from created_at.
-      created_at: now,
-    },
-    { kind: EXPIRE_QUOTE_KIND, payload: { quote_id: id }, dedupeKey: expiryKey(id) },
+  const row = await withOneStatement(deps.pool, (db) =>
+    repo.insertQuote(
+      db,
+      {
+        id,
+        organisation_id: organisationId,
+        corridor_id: corridor.id,
+        source_currency: corridor.source_currency,
+        destination_currency: corridor.destination_currency,
+        amount_mode: field === 'source_amount' ? 'source' : 'destination',
+        source_amount: formatAmount(price.sourceAmount, corridor.source_currency),
+        fee_amount: formatAmount(price.feeAmount, corridor.source_currency),
+        rate: formatRate(rate),
+        mid_rate: formatRate(mid.rate),
+        destination_amount: formatAmount(price.destinationAmount, corridor.destination_currency),
+        expires_at: expiresAt,
+        estimated_delivery_at: new Date(now.getTime() + corridor.estimated_delivery_seconds * 1000),
+        // The quote's times are one clock's: its validity is exactly QUOTE_TTL_SECONDS from created_at.
+        created_at: now,
+      },
+      { kind: EXPIRE_QUOTE_KIND, payload: { quote_id: id }, dedupeKey: expiryKey(id) },
+    ),
   );
   return quoteView(row);
 }

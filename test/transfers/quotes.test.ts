@@ -212,6 +212,28 @@ describe('quotes (D20)', () => {
     assert.equal(again.headers['idempotent-replayed'], 'true');
     assert.equal(again.json().id, first.json().id);
   });
+
+  it('never creates a second quote for a key whose first request committed and lost its response', async () => {
+    const body = { corridor_id: USD_EUR, source_amount: '26.00' };
+    const first = await api.post(QUOTES, body, { 'idempotency-key': 'q-lost' });
+    assert.equal(first.statusCode, 201, first.body);
+    // As if the process died between the quote's commit and storing its response.
+    await t.db.pool.query(
+      `UPDATE idempotency_keys SET state = 'running', response_status = NULL, response_body = NULL,
+         owner = gen_random_uuid(), locked_until = now() - interval '1 second' WHERE key = 'q-lost'`,
+    );
+    const retry = await api.post(QUOTES, body, { 'idempotency-key': 'q-lost' });
+    assert.equal(retry.statusCode, 409, retry.body);
+    assert.equal(errorBody(retry.body).code, 'IDEMPOTENCY_KEY_IN_USE');
+    const quotes = await t.db.pool.query<{ id: string }>(
+      "SELECT id FROM quotes WHERE organisation_id = (SELECT organisation_id FROM quotes WHERE id = $1) AND source_amount = '26.00'",
+      [first.json().id],
+    );
+    assert.deepEqual(
+      quotes.rows.map((row) => row.id),
+      [first.json().id],
+    );
+  });
 });
 
 describe('quotes without a fresh rate (D15)', () => {

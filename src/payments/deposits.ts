@@ -82,6 +82,12 @@ export interface NewDepositOptions {
   network?: string;
   /** A crypto deposit seen on an address the organisation already had (D22): no new address is made. */
   address?: string;
+  /**
+   * A further bank payment quoting this earlier deposit's reference (manual rail): the new deposit shows the
+   * instructions the payer followed and has no reference of its own (the reference keeps naming the deposit
+   * it was made for, so the operator's look-up finds that one).
+   */
+  quoted?: repo.DepositRow;
   expiresAt: Date;
 }
 
@@ -100,7 +106,9 @@ export async function openDeposit(
   let instructions: Record<string, unknown>;
   let reference: string | null = null;
   let address: string | null = null;
-  if (options.method === 'bank_transfer') {
+  if (options.method === 'bank_transfer' && options.quoted !== undefined) {
+    instructions = { ...options.quoted.instructions, amount };
+  } else if (options.method === 'bank_transfer') {
     const account = ownEntry(deps.config.depositBankAccounts, options.currency);
     if (!account) {
       throw validationFailed(
@@ -310,41 +318,124 @@ async function lockedDeposit(
   return row;
 }
 
+/** A bank payment recorded, and whether the record made a new deposit for it. */
+export interface ReceivedPayment {
+  created: boolean;
+  deposit: DepositView;
+}
+
+/** The unique index that records a bank payment once (payments migration 032). */
+const BANK_TRANSACTION_INDEX = 'deposits_bank_transaction_uniq';
+
 /**
  * Funds arrived for a deposit: the operator's record (manual rail) or the sandbox's simulation. Without an
  * amount the expected amount arrived.
+ *
+ * The operator (`organisationId` null) may also record a payment that quotes the reference of a deposit
+ * that no longer waits (received, expired, failed or reversed: a payer who splits a payment or pays twice,
+ * or pays late): it is credited as a new deposit of its own (`created`), of the same organisation, currency
+ * and transfer, in the same transaction; as the crypto side opens a new deposit on an address whose deposit
+ * no longer waits (D22). Such a record needs the bank's id of the payment (`bank_transaction_id`), so that a
+ * retry cannot credit it twice: a record whose `bank_transaction_id` is known answers the deposit that
+ * recorded it and changes nothing (409 when it was another payment).
  */
 export async function receiveDeposit(
   deps: AppDeps,
   organisationId: string | null,
   id: string,
-  input: { amount?: string; reference?: string },
-): Promise<DepositView> {
-  return withTransaction(
-    deps.pool,
-    async (tx) => {
-      const row = await lockedDeposit(tx, organisationId, id);
-      if (row.method !== 'bank_transfer') {
-        throw invalidState(
-          'A crypto deposit is credited by its chain notification (POST /admin/v1/crypto/deposits)',
-        );
-      }
-      // The payer's reference, when the operator gives it, guards against crediting the wrong deposit. Banks
-      // pass references on in capitals or with spaces, so those do not count.
-      const quoted = input.reference === undefined ? undefined : comparableReference(input.reference);
-      if (quoted !== undefined && row.reference !== null && quoted !== comparableReference(row.reference)) {
-        throw validationFailed(
-          'reference',
-          `The payer quoted ${input.reference}, not this deposit's reference ${row.reference}: check the deposit`,
-        );
-      }
-      let amount: Decimal;
-      if (input.amount !== undefined) amount = parseAmount(input.amount, row.currency, 'amount');
-      else if (row.expected_amount !== null) amount = new Decimal(row.expected_amount);
-      else throw validationFailed('amount', 'amount is required: the deposit expects no amount');
-      return depositView(await creditDeposit(tx, deps, row, amount));
-    },
-    LOCK_ORDER_RETRIES,
+  input: { amount?: string; reference?: string; bank_transaction_id?: string },
+): Promise<ReceivedPayment> {
+  const record = (tx: PoolClient) => recordPayment(tx, deps, organisationId, id, input);
+  try {
+    return await withTransaction(deps.pool, record, LOCK_ORDER_RETRIES);
+  } catch (error) {
+    // The same bank payment recorded twice at once, on two deposits: the unique index lets only the first
+    // commit. Running the other again finds the committed deposit and answers as a repeat does.
+    if (pgErrorCode(error) !== PG_UNIQUE_VIOLATION || pgConstraint(error) !== BANK_TRANSACTION_INDEX)
+      throw error;
+    return withTransaction(deps.pool, record, LOCK_ORDER_RETRIES);
+  }
+}
+
+async function recordPayment(
+  tx: PoolClient,
+  deps: AppDeps,
+  organisationId: string | null,
+  id: string,
+  input: { amount?: string; reference?: string; bank_transaction_id?: string },
+): Promise<ReceivedPayment> {
+  const row = await lockedDeposit(tx, organisationId, id);
+  if (row.method !== 'bank_transfer') {
+    throw invalidState(
+      'A crypto deposit is credited by its chain notification (POST /admin/v1/crypto/deposits)',
+    );
+  }
+  // The payer's reference, when the operator gives it, guards against crediting the wrong deposit. Banks
+  // pass references on in capitals or with spaces, so those do not count.
+  const quoted = input.reference === undefined ? undefined : comparableReference(input.reference);
+  if (quoted !== undefined && row.reference !== null && quoted !== comparableReference(row.reference)) {
+    throw validationFailed(
+      'reference',
+      `The payer quoted ${input.reference}, not this deposit's reference ${row.reference}: check the deposit`,
+    );
+  }
+  const given = input.amount === undefined ? undefined : parseAmount(input.amount, row.currency, 'amount');
+  const bankTransactionId = input.bank_transaction_id;
+  if (bankTransactionId !== undefined) {
+    const recorded = await repo.findDepositByBankTransaction(tx, row.currency, bankTransactionId);
+    if (recorded) return { created: false, deposit: depositView(repeated(row, recorded, given)) };
+  }
+  const extra = bankTransactionId === undefined ? {} : { bank_transaction_id: bankTransactionId };
+  if (row.status === 'pending' || organisationId !== null) {
+    let amount: Decimal;
+    if (given !== undefined) amount = given;
+    else if (row.expected_amount !== null) amount = new Decimal(row.expected_amount);
+    else throw validationFailed('amount', 'amount is required: the deposit expects no amount');
+    return { created: false, deposit: depositView(await creditDeposit(tx, deps, row, amount, extra)) };
+  }
+  // A further payment quoting the reference of a deposit that no longer waits.
+  if (bankTransactionId === undefined) {
+    throw validationFailed(
+      'bank_transaction_id',
+      `The deposit is ${row.status}${row.received_amount === null ? '' : ` (${formatAmount(row.received_amount, row.currency)} ${row.currency} recorded)`}: ` +
+        "a further payment quoting its reference is credited as a new deposit and needs the bank's id of " +
+        'the payment in bank_transaction_id, so that it is credited once. A payment already recorded must ' +
+        'not be recorded again.',
+    );
+  }
+  if (given === undefined) throw validationFailed('amount', 'amount is required for a further payment');
+  const opened = await openDeposit(tx, deps, {
+    organisationId: row.organisation_id,
+    method: 'bank_transfer',
+    currency: row.currency,
+    expectedAmount: null,
+    transferId: row.transfer_id,
+    externalId: null,
+    quoted: row,
+    expiresAt: new Date(Date.now() + deps.config.depositTtlSeconds * 1000),
+  });
+  return { created: true, deposit: depositView(await creditDeposit(tx, deps, opened, given, extra)) };
+}
+
+/**
+ * A bank payment recorded before: the deposit that recorded it, when it is the same payment (this deposit
+ * or one opened for its reference, and the same amount); otherwise the operator is recording another
+ * payment under a known bank id: 409, nothing credited.
+ */
+function repeated(
+  row: repo.DepositRow,
+  recorded: repo.DepositRow,
+  amount: Decimal | undefined,
+): repo.DepositRow {
+  const sameReference =
+    recorded.organisation_id === row.organisation_id &&
+    recorded.instructions.reference === row.instructions.reference;
+  if (sameReference && (amount === undefined || amount.eq(new Decimal(recorded.received_amount!))))
+    return recorded;
+  throw conflict(
+    `The bank payment ${recorded.bank_transaction_id} is recorded already, as deposit ${recorded.id} of ` +
+      `${formatAmount(recorded.received_amount!, recorded.currency)} ${recorded.currency} quoting ` +
+      `${String(recorded.instructions.reference)}: check the payment`,
   );
 }
 

@@ -21,6 +21,8 @@ export interface DepositRow {
   tx_hash: string | null;
   log_index: number | null;
   confirmations: number | null;
+  /** The bank's id of the payment a bank-transfer deposit recorded (manual rail): unique per currency. */
+  bank_transaction_id: string | null;
   failure_reason: string | null;
   external_id: string | null;
   expires_at: Date | null;
@@ -55,7 +57,7 @@ export interface PayoutRow {
 
 const DEPOSIT_COLUMNS = `id, organisation_id, method, currency, expected_amount::text AS expected_amount,
   received_amount::text AS received_amount, status, reference, instructions, transfer_id, network, address,
-  tx_hash, log_index, confirmations, failure_reason, external_id, expires_at, detected_at, received_at,
+  tx_hash, log_index, confirmations, bank_transaction_id, failure_reason, external_id, expires_at, detected_at, received_at,
   failed_at, reversed_at, created_at, updated_at`;
 const PAYOUT_COLUMNS = `id, organisation_id, beneficiary_id, currency, amount::text AS amount, reference, status,
   failure_reason, connector, transfer_id, external_id, processing_at, completed_at, failed_at, cancelled_at,
@@ -343,6 +345,21 @@ export async function lockDepositByChain(
      WHERE network = $1 AND tx_hash = $2 AND coalesce(log_index, -1) = coalesce($3::integer, -1) FOR UPDATE`,
       [network, txHash, logIndex],
     ),
+  );
+  return result.rows[0];
+}
+
+/** The deposit that recorded this bank payment (the bank's id of it, in this currency). */
+export async function findDepositByBankTransaction(
+  db: Queryable,
+  currency: string,
+  bankTransactionId: string,
+): Promise<DepositRow | undefined> {
+  const result = await db.query<DepositRow>(
+    prepared(`SELECT ${DEPOSIT_COLUMNS} FROM deposits WHERE currency = $1 AND bank_transaction_id = $2`, [
+      currency,
+      bankTransactionId,
+    ]),
   );
   return result.rows[0];
 }

@@ -27,6 +27,7 @@ import {
   PayoutSearchBody,
   type PayoutSearchInput,
   ReceiveDepositBody,
+  type ReceiveDepositInput,
   SandboxReceiveBody,
   type SandboxReceiveInput,
 } from './schemas.ts';
@@ -200,12 +201,14 @@ export function registerPaymentSandboxRoutes(app: App, deps: AppDeps): void {
       preValidation: absentBodyIsEmpty,
     },
     async (request) =>
-      deposits.receiveDeposit(
-        deps,
-        request.principal!.organisationId,
-        request.params.deposit_id,
-        request.body as SandboxReceiveInput,
-      ),
+      (
+        await deposits.receiveDeposit(
+          deps,
+          request.principal!.organisationId,
+          request.params.deposit_id,
+          request.body as SandboxReceiveInput,
+        )
+      ).deposit,
   );
 
   for (const outcome of ['complete', 'fail', 'return'] as const) {
@@ -251,15 +254,45 @@ export function registerPaymentAdminRoutes(admin: App, deps: AppDeps): void {
         schema: {
           tags: ['operator'],
           operationId: 'adminReceiveDeposit',
-          summary: 'Record the funds of a bank-transfer deposit (manual rail)',
+          summary: "Record a bank payment quoting a deposit's reference (manual rail)",
+          description:
+            'A pending deposit: 200 with it, credited with `amount`. A deposit that no longer waits (received, ' +
+            'expired, failed, reversed: a payer who split the payment, paid twice or paid late): 201 with a new ' +
+            'deposit of the same organisation, currency and transfer, credited with `amount`; it funds that ' +
+            'transfer if it still awaits its deposit, as a payment to its current reference would, else it stays ' +
+            'on the balance. That needs `bank_transaction_id` (422 without it). A record whose ' +
+            '`bank_transaction_id` is already recorded, for this reference and amount: 200 with the deposit ' +
+            'that recorded it, nothing credited again; for another payment: 409. Idempotency-Key is not ' +
+            'honoured here: `bank_transaction_id` is what makes a retry safe, so give it on every record.',
           params: DepositIdParams,
           body: ReceiveDepositBody,
-          response: { 200: Deposit, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 422: ErrorBody },
+          response: {
+            200: Deposit,
+            201: Deposit,
+            400: ErrorBody,
+            401: ErrorBody,
+            404: ErrorBody,
+            409: ErrorBody,
+            422: ErrorBody,
+          },
         },
       },
-      async (request) => {
-        operatorTarget(request, { deposit_id: request.params.deposit_id });
-        return deposits.receiveDeposit(deps, null, request.params.deposit_id, request.body);
+      async (request, reply) => {
+        const body = request.body as ReceiveDepositInput;
+        operatorTarget(request, {
+          deposit_id: request.params.deposit_id,
+          ...(body.bank_transaction_id !== undefined
+            ? { bank_transaction_id: body.bank_transaction_id }
+            : {}),
+        });
+        const { created, deposit } = await deposits.receiveDeposit(
+          deps,
+          null,
+          request.params.deposit_id,
+          body,
+        );
+        if (created) operatorTarget(request, { new_deposit_id: deposit.id });
+        return reply.code(created ? 201 : 200).send(deposit);
       },
     );
     scope.get(

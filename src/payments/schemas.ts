@@ -173,6 +173,16 @@ export const ReceiveDepositBody = component(
             "The reference the payer quoted; given, it must be the deposit's own (capitals and spaces aside), else 422.",
         }),
       ),
+      bank_transaction_id: Type.Optional(
+        StoredText({
+          minLength: 1,
+          maxLength: 140,
+          description:
+            "The bank's id of the payment (from the collection account's statement), unique per currency: a " +
+            'payment is recorded once by it (a repeat answers the deposit that recorded it). Needed to record a ' +
+            'payment quoting the reference of a deposit that no longer waits; recommended on every record.',
+        }),
+      ),
     },
     { additionalProperties: false },
   ),

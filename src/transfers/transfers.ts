@@ -571,6 +571,12 @@ export async function expireTransferNow(
  * source amount is taken from the balance the deposit just credited (an excess stays there) and the
  * payout starts. A smaller one stays credited to the balance, and the transfer waits on a new deposit
  * leg for the full amount.
+ *
+ * A further bank payment quoting the reference of one of the transfer's earlier legs (the operator records
+ * it as a deposit of its own, with the transfer's id) counts as a payment to the current leg would: it
+ * funds the transfer, which then shows it as its deposit, or, smaller, stays on the balance while the
+ * current leg keeps waiting (no new leg: the current one still asks for the full amount). The leg it no
+ * longer waits on stays open until its own expiry: money sent to it is credited to the balance.
  */
 export async function onDepositReceived(
   tx: PoolClient,
@@ -579,7 +585,13 @@ export async function onDepositReceived(
 ): Promise<void> {
   if (deposit.transferId === null) return;
   const row = await repo.lockTransfer(tx, deposit.organisationId, deposit.transferId);
-  if (row?.status !== 'awaiting_deposit' || row.deposit_id !== deposit.id) return;
+  if (row?.status !== 'awaiting_deposit' || row.deposit_id === null) return;
+  const ownLeg = row.deposit_id === deposit.id;
+  const waitOn = async (reason: string) =>
+    repo.updateTransfer(tx, row.id, {
+      ...(ownLeg ? { deposit_id: await createDepositLeg(tx, deps, row) } : {}),
+      status_reason: reason,
+    });
   const credited = `deposit ${deposit.id} brought ${deposit.amount} ${deposit.currency}`;
   // The money that arrived stays credited whatever happens to the transfer: one past its funding deadline
   // expires, and one whose payout would be refused is rejected, before anything is taken; neither asks for
@@ -609,21 +621,20 @@ export async function onDepositReceived(
         deps,
         row,
         'processing',
-        { funded: true, payout_id: payout.id, status_reason: null },
+        {
+          funded: true,
+          payout_id: payout.id,
+          status_reason: null,
+          ...(ownLeg ? {} : { deposit_id: deposit.id }),
+        },
         payout,
       );
       return;
     }
-    await repo.updateTransfer(tx, row.id, {
-      deposit_id: await createDepositLeg(tx, deps, row),
-      status_reason: `${credited}, credited to the balance, which stays below the source amount`,
-    });
+    await waitOn(`${credited}, credited to the balance, which stays below the source amount`);
     return;
   }
-  await repo.updateTransfer(tx, row.id, {
-    deposit_id: await createDepositLeg(tx, deps, row),
-    status_reason: `${credited}, less than the source amount; it was credited to the balance`,
-  });
+  await waitOn(`${credited}, less than the source amount; it was credited to the balance`);
 }
 
 /** The payout leg moved (D20): completed completes the transfer; failed or returned refunds it. */

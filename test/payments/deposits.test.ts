@@ -2,6 +2,7 @@
 // over the expected amount), expiry by the durable timer, the operator's failure and reversal.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { ledgerViolations } from '../../src/balances/repository.ts';
 import { withTransaction } from '../../src/db/pool.ts';
 import { expireDeposit } from '../../src/payments/deposits.ts';
 import { errorBody, startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
@@ -239,6 +240,227 @@ describe('deposits (D21, D24)', () => {
       (await eventsOf(t, deposit.id)).map((event) => event.code),
       ['deposit.created', 'deposit.received', 'deposit.reversed'],
     );
+  });
+
+  it("records a further bank payment quoting a received deposit's reference as a new deposit, once per bank_transaction_id", async () => {
+    const api = await organisation();
+    const deposit = await create(api, {
+      currency: 'EUR',
+      method: 'bank_transfer',
+      expected_amount: '1000.00',
+    });
+    const reference = String(deposit.instructions.reference);
+    const byReference = () =>
+      t.app.inject({
+        method: 'GET',
+        url: `/admin/v1/deposits/by-reference/${reference}`,
+        headers: { authorization: `Bearer ${TEST_ADMIN_KEY}` },
+      });
+    // The payer splits the payment: 400.00, then 600.00, both quoting the reference.
+    const first = await admin(`/admin/v1/deposits/${deposit.id}/receive`, {
+      amount: '400.00',
+      reference,
+      bank_transaction_id: 'STMT-0001',
+    });
+    expectStatus(first, 200);
+    assert.deepEqual(
+      [first.json().id, first.json().status, first.json().received_amount],
+      [deposit.id, 'received', '400.00'],
+    );
+    // The operator's retry of that record (a timeout, say) changes nothing.
+    const retried = await admin(`/admin/v1/deposits/${deposit.id}/receive`, {
+      amount: '400.00',
+      reference,
+      bank_transaction_id: 'STMT-0001',
+    });
+    expectStatus(retried, 200);
+    assert.deepEqual(retried.json(), first.json());
+    assert.deepEqual(await balance(api, 'EUR'), { available: '1000400.00', held: '0.00' });
+    // The reference still names the received deposit.
+    expectStatus(await byReference(), 200);
+    assert.equal((await byReference()).json().id, deposit.id);
+    // Without the bank's id of the payment, a further payment is refused: a retry could credit it twice.
+    const anonymous = await admin(`/admin/v1/deposits/${deposit.id}/receive`, {
+      amount: '600.00',
+      reference,
+    });
+    expectStatus(anonymous, 422);
+    assert.deepEqual(
+      [errorBody(anonymous.body).code, errorBody(anonymous.body).field, errorBody(anonymous.body).error],
+      [
+        'VALIDATION_FAILED',
+        'bank_transaction_id',
+        "The deposit is received (400.00 EUR recorded): a further payment quoting its reference is credited as a new deposit and needs the bank's id of the payment in bank_transaction_id, so that it is credited once. A payment already recorded must not be recorded again.",
+      ],
+    );
+    assert.deepEqual(await balance(api, 'EUR'), { available: '1000400.00', held: '0.00' });
+    // With it: 201 with a new deposit of its own, credited in full.
+    const second = await admin(`/admin/v1/deposits/${deposit.id}/receive`, {
+      amount: '600.00',
+      reference: reference.toLowerCase(),
+      bank_transaction_id: 'STMT-0002',
+    });
+    expectStatus(second, 201);
+    const further = second.json() as DepositJson & { transfer_id: string | null };
+    assert.match(further.id, /^dep_[0-9A-HJKMNP-TV-Z]{26}$/);
+    assert.notEqual(further.id, deposit.id);
+    assert.deepEqual(
+      [
+        further.method,
+        further.currency,
+        further.status,
+        further.expected_amount,
+        further.received_amount,
+        further.transfer_id,
+      ],
+      ['bank_transfer', 'EUR', 'received', null, '600.00', null],
+    );
+    // It shows the instructions the payer followed, their reference included; it expects no amount.
+    assert.deepEqual(further.instructions, { ...deposit.instructions, amount: null });
+    assert.deepEqual((await api.get(`${DEPOSITS}/${further.id}`)).json(), further);
+    assert.equal((await byReference()).json().id, deposit.id, 'the reference keeps naming the first deposit');
+    assert.deepEqual(await balance(api, 'EUR'), { available: '1001000.00', held: '0.00' });
+    assert.deepEqual(await transactionsOf(api, further.id), [
+      {
+        amount: '600.00',
+        balance_after: '1001000.00',
+        type: 'deposit',
+        resource_type: 'deposit',
+        resource_id: further.id,
+      },
+    ]);
+    assert.deepEqual(await eventsOf(t, further.id), [
+      { code: 'deposit.created', previous: null, status: 'pending' },
+      { code: 'deposit.received', previous: 'pending', status: 'received' },
+    ]);
+    const expiry = await t.db.pool.query("SELECT 1 FROM jobs WHERE payload->>'deposit_id' = $1", [
+      further.id,
+    ]);
+    assert.equal(expiry.rowCount, 0, 'no expiry timer is left behind');
+    // Its retry answers the same deposit (200) and credits nothing; so does a record without the amount's
+    // reference guard, or through the new deposit's own id.
+    for (const [id, body] of [
+      [deposit.id, { amount: '600.00', reference, bank_transaction_id: 'STMT-0002' }],
+      [deposit.id, { amount: '600.00', bank_transaction_id: 'STMT-0002' }],
+      [further.id, { amount: '600.00', reference, bank_transaction_id: 'STMT-0002' }],
+    ] as const) {
+      const again = await admin(`/admin/v1/deposits/${id}/receive`, body);
+      expectStatus(again, 200);
+      assert.deepEqual(again.json(), further);
+    }
+    // A known bank id with another amount, or for another deposit's reference: another payment, 409.
+    const other = await create(api, { currency: 'EUR', method: 'bank_transfer' });
+    for (const [id, amount] of [
+      [deposit.id, '601.00'],
+      [other.id, '600.00'],
+    ] as const) {
+      const clash = await admin(`/admin/v1/deposits/${id}/receive`, {
+        amount,
+        bank_transaction_id: 'STMT-0002',
+      });
+      expectStatus(clash, 409);
+      assert.deepEqual(
+        [errorBody(clash.body).code, errorBody(clash.body).error],
+        [
+          'CONFLICT',
+          `The bank payment STMT-0002 is recorded already, as deposit ${further.id} of 600.00 EUR quoting ${reference}: check the payment`,
+        ],
+      );
+    }
+    assert.equal((await api.get(`${DEPOSITS}/${other.id}`)).json().status, 'pending');
+    assert.deepEqual(await balance(api, 'EUR'), { available: '1001000.00', held: '0.00' });
+    assert.deepEqual(await eventsOf(t, deposit.id), [
+      { code: 'deposit.created', previous: null, status: 'pending' },
+      { code: 'deposit.received', previous: 'pending', status: 'received' },
+    ]);
+    assert.deepEqual(await ledgerViolations(t.db.pool), []);
+  });
+
+  it('records a payment quoting the reference of an expired, failed or reversed deposit as a new deposit', async () => {
+    const api = await organisation();
+    const expired = await create(api, { currency: 'USD', method: 'bank_transfer', expected_amount: '50.00' });
+    await withTransaction(t.db.pool, (tx) => expireDeposit(tx, t.deps, expired.id));
+    const failed = await create(api, { currency: 'USD', method: 'bank_transfer', expected_amount: '50.00' });
+    expectStatus(await admin(`/admin/v1/deposits/${failed.id}/fail`, {}), 200);
+    const reversed = await create(api, {
+      currency: 'USD',
+      method: 'bank_transfer',
+      expected_amount: '50.00',
+    });
+    expectStatus(await admin(`/admin/v1/deposits/${reversed.id}/receive`, { amount: '50.00' }), 200);
+    expectStatus(await admin(`/admin/v1/deposits/${reversed.id}/reverse`), 200);
+    assert.deepEqual(await balance(api, 'USD'), { available: '1000000.00', held: '0.00' });
+    for (const [index, deposit] of [expired, failed, reversed].entries()) {
+      const late = await admin(`/admin/v1/deposits/${deposit.id}/receive`, {
+        amount: '50.00',
+        bank_transaction_id: `LATE-${index}`,
+      });
+      expectStatus(late, 201);
+      assert.deepEqual([late.json().status, late.json().received_amount], ['received', '50.00']);
+      assert.equal(late.json().instructions.reference, deposit.instructions.reference);
+      // The deposit it quoted stays as it was.
+      assert.equal(
+        (await api.get(`${DEPOSITS}/${deposit.id}`)).json().status,
+        ['expired', 'failed', 'reversed'][index],
+      );
+    }
+    assert.deepEqual(await balance(api, 'USD'), { available: '1000150.00', held: '0.00' });
+    // Bad input is refused in the platform envelope, nothing credited.
+    const cases: [string, Record<string, unknown>, number, string, string | undefined][] = [
+      [expired.id, { amount: '-1', bank_transaction_id: 'BAD-1' }, 422, 'VALIDATION_FAILED', 'amount'],
+      [expired.id, { amount: '1.001', bank_transaction_id: 'BAD-1' }, 422, 'VALIDATION_FAILED', 'amount'],
+      [expired.id, { bank_transaction_id: 'BAD-1' }, 422, 'VALIDATION_FAILED', 'amount'],
+      [
+        expired.id,
+        { amount: '1.00', bank_transaction_id: '' },
+        422,
+        'VALIDATION_FAILED',
+        'bank_transaction_id',
+      ],
+      [
+        expired.id,
+        { amount: '1.00', bank_transaction_id: 'x'.repeat(141) },
+        422,
+        'VALIDATION_FAILED',
+        'bank_transaction_id',
+      ],
+      [
+        expired.id,
+        { amount: '1.00', bank_transaction_id: 'A\u0000B' },
+        422,
+        'VALIDATION_FAILED',
+        'bank_transaction_id',
+      ],
+      [
+        expired.id,
+        { amount: '1.00', bank_transaction_id: 42 },
+        422,
+        'VALIDATION_FAILED',
+        'bank_transaction_id',
+      ],
+      [
+        'dep_01JD3V6M2Q8W1X4Y5Z6A7B8C9D',
+        { amount: '1.00', bank_transaction_id: 'BAD-1' },
+        404,
+        'NOT_FOUND',
+        undefined,
+      ],
+    ];
+    for (const [id, body, status, code, field] of cases) {
+      const refused = await admin(`/admin/v1/deposits/${id}/receive`, body);
+      assert.equal(refused.statusCode, status, `${JSON.stringify(body)}: ${refused.body}`);
+      assert.deepEqual(
+        [errorBody(refused.body).code, errorBody(refused.body).field],
+        [code, field],
+        JSON.stringify(body),
+      );
+    }
+    assert.deepEqual(await balance(api, 'USD'), { available: '1000150.00', held: '0.00' });
+    // The sandbox simulation stands for a payment to a waiting deposit only: as before, 400 on the others.
+    const simulated = await api.post(`/api/v1/sandbox/deposits/${expired.id}/receive`, { amount: '1.00' });
+    expectStatus(simulated, 400);
+    assert.equal(errorBody(simulated.body).code, 'INVALID_STATE');
+    assert.deepEqual(await ledgerViolations(t.db.pool), []);
   });
 
   it('refuses bad deposits with 422 naming the field, and a second external_id with 409', async () => {

@@ -17,6 +17,7 @@ import {
   beneficiary,
   createBeneficiaryTable,
   eventsOf,
+  expectStatus,
   runJobs,
   testBeneficiaries,
   transactionsOf,
@@ -320,6 +321,135 @@ describe('transfers (D20)', () => {
       'funded: the reason no longer holds',
     );
     assert.deepEqual(await balance(api, 'USD'), { available: '1000650.00', held: '0.00' });
+  });
+
+  it("credits a split payment's second part quoting the first leg's reference; a full payment quoting it funds the transfer", async () => {
+    const api = await organisation();
+    const ben = await beneficiary(t, api);
+    const transfer = (
+      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
+    ).json() as TransferJson;
+    const first = transfer.deposit!.id;
+    const reference = String(transfer.deposit_instructions!.reference);
+    const record = (amount: string, bankTransactionId: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: `/admin/v1/deposits/${first}/receive`,
+        headers: { authorization: `Bearer ${TEST_ADMIN_KEY}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ amount, reference, bank_transaction_id: bankTransactionId }),
+      });
+    // 400.00 quoting the reference: an under-payment, the transfer waits on a new leg (a new reference).
+    expectStatus(await record('400.00', 'SPLIT-1'), 200);
+    const waiting = await transferOf(api, transfer.id);
+    const current = waiting.deposit!.id;
+    assert.notEqual(current, first);
+    assert.notEqual(waiting.deposit_instructions!.reference, reference);
+    // 600.00 quoting the first reference: credited as a deposit of the transfer's own, still short.
+    const rest = await record('600.00', 'SPLIT-2');
+    expectStatus(rest, 201);
+    const restDeposit = rest.json() as {
+      id: string;
+      status: string;
+      received_amount: string;
+      transfer_id: string;
+    };
+    assert.deepEqual(
+      [restDeposit.status, restDeposit.received_amount, restDeposit.transfer_id],
+      ['received', '600.00', transfer.id],
+    );
+    const still = await transferOf(api, transfer.id);
+    assert.equal(still.status, 'awaiting_deposit');
+    assert.equal(
+      still.status_reason,
+      `deposit ${restDeposit.id} brought 600.00 USD, less than the source amount; it was credited to the balance`,
+    );
+    // It keeps waiting on the same leg, which still asks for the full amount.
+    assert.deepEqual(still.deposit, waiting.deposit);
+    assert.equal(still.deposit_instructions!.amount, '1000.00');
+    assert.deepEqual(await balance(api, 'USD'), { available: '1001000.00', held: '0.00' });
+    // The payer then pays the full amount, again quoting the first reference: it funds the transfer.
+    const full = await record('1000.00', 'SPLIT-3');
+    expectStatus(full, 201);
+    const fullDeposit = full.json() as { id: string; transfer_id: string };
+    assert.equal(fullDeposit.transfer_id, transfer.id);
+    await reaches(api, transfer.id, 'completed');
+    const completed = await transferOf(api, transfer.id);
+    assert.equal(completed.status_reason, null);
+    assert.deepEqual(
+      [completed.deposit!.id, completed.deposit!.status, completed.deposit!.received_amount],
+      [fullDeposit.id, 'received', '1000.00'],
+    );
+    assert.equal(completed.deposit_instructions!.reference, reference);
+    // The leg it no longer waits on stays open until its own expiry.
+    assert.equal((await api.get(`/api/v1/payments/deposits/${current}`)).json().status, 'pending');
+    // 400.00 + 600.00 + 1000.00 came in, the source amount went out.
+    assert.deepEqual(await balance(api, 'USD'), { available: '1001000.00', held: '0.00' });
+    assert.deepEqual(
+      (await transactionsOf(api, transfer.id)).map((entry) => [entry.type, entry.amount]),
+      [
+        ['transfer_funding', '-994.00'],
+        ['fee', '-6.00'],
+      ],
+    );
+    assert.deepEqual(await codes(transfer.id), [
+      ['transfer.created', null],
+      ['transfer.processing', 'awaiting_deposit'],
+      ['transfer.completed', 'processing'],
+    ]);
+    // A retry of the record that funded it credits nothing and leaves the transfer as it is.
+    const again = await record('1000.00', 'SPLIT-3');
+    expectStatus(again, 200);
+    assert.equal(again.json().id, fullDeposit.id);
+    assert.deepEqual(await balance(api, 'USD'), { available: '1001000.00', held: '0.00' });
+    assert.deepEqual(await ledgerViolations(t.db.pool), []);
+  });
+
+  it('credits to the balance a payment quoting the reference of a transfer that no longer waits', async () => {
+    const api = await organisation();
+    const ben = await beneficiary(t, api);
+    const paidTwice = (
+      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
+    ).json() as TransferJson;
+    const cancelled = (
+      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
+    ).json() as TransferJson;
+    const record = (depositId: string, amount: string, bankTransactionId: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: `/admin/v1/deposits/${depositId}/receive`,
+        headers: { authorization: `Bearer ${TEST_ADMIN_KEY}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ amount, bank_transaction_id: bankTransactionId }),
+      });
+    // Paid, then paid again: the transfer is funded once, the second payment stays on the balance.
+    expectStatus(await record(paidTwice.deposit!.id, '1000.00', 'TWICE-1'), 200);
+    await reaches(api, paidTwice.id, 'completed');
+    const second = await record(paidTwice.deposit!.id, '1000.00', 'TWICE-2');
+    expectStatus(second, 201);
+    assert.equal(second.json().transfer_id, paidTwice.id);
+    // Cancelled, then paid (the leg is still pending: the usual record), then paid again.
+    expectStatus(await api.post(`${TRANSFERS}/${cancelled.id}/cancel`), 200);
+    expectStatus(await record(cancelled.deposit!.id, '1000.00', 'LATE-1'), 200);
+    expectStatus(await record(cancelled.deposit!.id, '250.00', 'LATE-2'), 201);
+    for (const [id, status] of [
+      [paidTwice.id, 'completed'],
+      [cancelled.id, 'cancelled'],
+    ] as const) {
+      const now = await transferOf(api, id);
+      assert.equal(now.status, status);
+    }
+    assert.equal((await transferOf(api, paidTwice.id)).deposit!.id, paidTwice.deposit!.id);
+    assert.deepEqual(await codes(paidTwice.id), [
+      ['transfer.created', null],
+      ['transfer.processing', 'awaiting_deposit'],
+      ['transfer.completed', 'processing'],
+    ]);
+    assert.deepEqual(await codes(cancelled.id), [
+      ['transfer.created', null],
+      ['transfer.cancelled', 'awaiting_deposit'],
+    ]);
+    // 1000.00 twice in and once out for the first; 1000.00 + 250.00 in for the cancelled one.
+    assert.deepEqual(await balance(api, 'USD'), { available: '1002250.00', held: '0.00' });
+    assert.deepEqual(await ledgerViolations(t.db.pool), []);
   });
 
   it('cancels a transfer awaiting its deposit, and expires another', async () => {

@@ -72,7 +72,7 @@ export async function recordChainDeposit(
       };
     const address = match.depositAddress.address;
     let row =
-      (await payments.lockPendingDepositAt(tx, address, input.asset)) ??
+      (await payments.lockPendingDepositAt(tx, input.network, address, input.asset)) ??
       (await openDeposit(tx, deps, {
         organisationId: match.organisationId,
         method: 'crypto',
@@ -85,7 +85,6 @@ export async function recordChainDeposit(
         expiresAt: new Date(Date.now() + deps.config.depositTtlSeconds * 1000),
       }));
     row = await payments.updateDeposit(tx, row.id, {
-      network: input.network,
       tx_hash: input.tx_hash,
       log_index: logIndex,
       received_amount: amount.toFixed(),

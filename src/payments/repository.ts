@@ -347,18 +347,23 @@ export async function lockDepositByChain(
   return result.rows[0];
 }
 
-/** The oldest pending deposit waiting on this address for this asset (a transfer's own address, D20). */
+/**
+ * The oldest pending deposit waiting on this address for this asset on this network (a transfer's own
+ * address, D20). An address issued for one network is an account on every chain of its family: money sent
+ * there on another network is not what the deposit asked for.
+ */
 export async function lockPendingDepositAt(
   db: Queryable,
+  network: string,
   address: string,
   currency: string,
 ): Promise<DepositRow | undefined> {
   const result = await db.query<DepositRow>(
     prepared(
       `SELECT ${DEPOSIT_COLUMNS} FROM deposits
-     WHERE address = $1 AND currency = $2 AND status = 'pending' AND tx_hash IS NULL
+     WHERE address = $1 AND currency = $2 AND network = $3 AND status = 'pending' AND tx_hash IS NULL
      ORDER BY created_at LIMIT 1 FOR UPDATE`,
-      [address, currency],
+      [address, currency, network],
     ),
   );
   return result.rows[0];

@@ -72,20 +72,18 @@ export async function recordChainDeposit(
       };
     const address = match.depositAddress.address;
     let row =
-      (await payments.lockPendingDepositAt(tx, address, input.asset)) ??
+      (await payments.lockPendingDepositAt(tx, input.network, address, input.asset)) ??
       (await openDeposit(tx, deps, {
         organisationId: match.organisationId,
         method: 'crypto',
         currency: input.asset,
-        expectedAmount: null,
-        transferId: null,
+        ...(await awaitedAt(deps, tx, match.organisationId, input.network, address, input.asset)),
         externalId: null,
         network: input.network,
         address,
         expiresAt: new Date(Date.now() + deps.config.depositTtlSeconds * 1000),
       }));
     row = await payments.updateDeposit(tx, row.id, {
-      network: input.network,
       tx_hash: input.tx_hash,
       log_index: logIndex,
       received_amount: amount.toFixed(),
@@ -108,6 +106,32 @@ export async function recordChainDeposit(
     if (pgErrorCode(error) !== PG_UNIQUE_VIOLATION || pgConstraint(error) !== CHAIN_UNIQUE_INDEX) throw error;
     return withTransaction(deps.pool, record, LOCK_ORDER_RETRIES);
   }
+}
+
+/**
+ * Whom a transaction that found no pending deposit is for. Each on-chain transaction is a deposit of its
+ * own. One to the address a transfer still awaiting its deposit shows (its leg's transaction came first)
+ * is a deposit of that transfer, for the amount its instructions ask: the payer sent it where the transfer
+ * said (D20, D22). Any other is the organisation's, credited to its balance.
+ */
+async function awaitedAt(
+  deps: AppDeps,
+  tx: PoolClient,
+  organisationId: string,
+  network: string,
+  address: string,
+  currency: string,
+): Promise<{ transferId: string | null; expectedAmount: Decimal | null }> {
+  for (const area of deps.areas) {
+    const awaited = await area.depositAwaitedAt?.(tx, { organisationId, network, address, currency });
+    if (awaited) {
+      return {
+        transferId: awaited.transferId,
+        expectedAmount: awaited.expectedAmount === null ? null : new Decimal(awaited.expectedAmount),
+      };
+    }
+  }
+  return { transferId: null, expectedAmount: null };
 }
 
 /** A repeated notification: more confirmations may make a detected deposit received; nothing else changes. */

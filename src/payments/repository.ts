@@ -364,18 +364,63 @@ export async function findDepositByBankTransaction(
   return result.rows[0];
 }
 
-/** The oldest pending deposit waiting on this address for this asset (a transfer's own address, D20). */
+/**
+ * The oldest pending deposit waiting on this address for this asset on this network (a transfer's own
+ * address, D20). An address issued for one network is an account on every chain of its family: money sent
+ * there on another network is not what the deposit asked for.
+ */
 export async function lockPendingDepositAt(
   db: Queryable,
+  network: string,
   address: string,
   currency: string,
 ): Promise<DepositRow | undefined> {
   const result = await db.query<DepositRow>(
     prepared(
       `SELECT ${DEPOSIT_COLUMNS} FROM deposits
-     WHERE address = $1 AND currency = $2 AND status = 'pending' AND tx_hash IS NULL
+     WHERE address = $1 AND currency = $2 AND network = $3 AND status = 'pending' AND tx_hash IS NULL
      ORDER BY created_at LIMIT 1 FOR UPDATE`,
-      [address, currency],
+      [address, currency, network],
+    ),
+  );
+  return result.rows[0];
+}
+
+/**
+ * The newest deposit of a transfer on this address for this asset on this network: an address is issued
+ * for one deposit leg, so every such deposit is of the same transfer.
+ */
+export async function findTransferDepositAt(
+  db: Queryable,
+  organisationId: string,
+  network: string,
+  address: string,
+  currency: string,
+): Promise<DepositRow | undefined> {
+  const result = await db.query<DepositRow>(
+    prepared(
+      `SELECT ${DEPOSIT_COLUMNS} FROM deposits
+     WHERE address = $1 AND currency = $2 AND network = $3 AND organisation_id = $4 AND transfer_id IS NOT NULL
+     ORDER BY created_at DESC, id DESC LIMIT 1`,
+      [address, currency, network, organisationId],
+    ),
+  );
+  return result.rows[0];
+}
+
+/** The transfer's oldest deposit still awaiting its confirmations that brings at least `atLeast`. */
+export async function findDetectedDepositOf(
+  db: Queryable,
+  organisationId: string,
+  transferId: string,
+  atLeast: string,
+): Promise<DepositRow | undefined> {
+  const result = await db.query<DepositRow>(
+    prepared(
+      `SELECT ${DEPOSIT_COLUMNS} FROM deposits
+     WHERE transfer_id = $1 AND organisation_id = $2 AND status = 'detected' AND received_amount >= $3::numeric
+     ORDER BY created_at, id LIMIT 1`,
+      [transferId, organisationId, atLeast],
     ),
   );
   return result.rows[0];

@@ -112,6 +112,15 @@ export interface Area {
     asset: string,
   ): Promise<{ address: string }>;
   /**
+   * The transfer that shows this crypto address in its deposit instructions and still awaits its deposit
+   * (the transfers area), when there is one: a further transaction there is a deposit of that transfer
+   * (D20, D22). `expectedAmount` is what the instructions ask for.
+   */
+  depositAwaitedAt?(
+    db: Queryable,
+    at: { organisationId: string; network: string; address: string; currency: string },
+  ): Promise<{ transferId: string; expectedAmount: string | null } | undefined>;
+  /**
    * A sanctions review confirmed `name`, screened for a payment to the beneficiary (a transfer's re-screening
    * at confirm, D20), as a match: the area that holds the beneficiary bars it from every payout if that is
    * still its name (the beneficiaries area), in the review's transaction.

@@ -4,6 +4,7 @@ import { PAYMENT_SCOPES } from '../platform/scopes.ts';
 import { EXPIRE_QUOTE_KIND, expireQuoteJob } from './quotes.ts';
 import { registerTransferRoutes, registerTransferSandboxRoutes } from './routes.ts';
 import {
+  depositAwaitedAt,
   EXPIRE_TRANSFER_KIND,
   expireTransferJob,
   FEES,
@@ -35,6 +36,7 @@ export const transfersArea: Area = {
     [EXPIRE_QUOTE_KIND]: (tx, payload) => expireQuoteJob(tx, String(payload.quote_id)),
     [EXPIRE_TRANSFER_KIND]: (tx, payload, deps) => expireTransferJob(tx, deps, String(payload.transfer_id)),
   },
+  depositAwaitedAt,
   onDepositReceived: (tx, deposit, deps) => onDepositReceived(tx, deps, deposit),
   onPayoutMoved: (tx, payout, deps) => onPayoutMoved(tx, deps, payout),
   onScreeningReviewed: (tx, screening, deps) => onScreeningReviewed(tx, deps, screening),

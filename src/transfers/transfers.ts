@@ -567,16 +567,18 @@ export async function expireTransferNow(
 }
 
 /**
- * A deposit was credited (D20). A transfer's own deposit of at least the source amount funds it: the
- * source amount is taken from the balance the deposit just credited (an excess stays there) and the
- * payout starts. A smaller one stays credited to the balance, and the transfer waits on a new deposit
- * leg for the full amount.
+ * A deposit was credited (D20). A deposit of the transfer of at least the source amount funds it: the
+ * source amount is taken from the balance the deposit just credited (an excess stays there), the payout
+ * starts, and the transfer shows that deposit. A smaller one stays credited to the balance and the
+ * transfer keeps waiting (waitAgain).
  *
- * A further bank payment quoting the reference of one of the transfer's earlier legs (the operator records
- * it as a deposit of its own, with the transfer's id) counts as a payment to the current leg would: it
- * funds the transfer, which then shows it as its deposit, or, smaller, stays on the balance while the
- * current leg keeps waiting (no new leg: the current one still asks for the full amount). The leg it no
- * longer waits on stays open until its own expiry: money sent to it is credited to the balance.
+ * The transfer's deposits are its leg and the payments made on earlier instructions of it, each credited
+ * as a deposit of its own with the transfer's id: for crypto, every further transaction to the address its
+ * instructions showed when the transaction was seen (depositAwaitedAt), since the payer who sends the full
+ * amount to that address has done what the transfer asked, whatever else arrived there first; for a bank
+ * transfer, a further payment quoting the reference of one of its earlier legs (the operator records it).
+ * The transfer's row lock makes the first of them to be credited the one that funds it; those credited
+ * after stay on the balance, as does money sent later to a leg the transfer no longer waits on.
  */
 export async function onDepositReceived(
   tx: PoolClient,
@@ -585,13 +587,7 @@ export async function onDepositReceived(
 ): Promise<void> {
   if (deposit.transferId === null) return;
   const row = await repo.lockTransfer(tx, deposit.organisationId, deposit.transferId);
-  if (row?.status !== 'awaiting_deposit' || row.deposit_id === null) return;
-  const ownLeg = row.deposit_id === deposit.id;
-  const waitOn = async (reason: string) =>
-    repo.updateTransfer(tx, row.id, {
-      ...(ownLeg ? { deposit_id: await createDepositLeg(tx, deps, row) } : {}),
-      status_reason: reason,
-    });
+  if (row?.status !== 'awaiting_deposit') return;
   const credited = `deposit ${deposit.id} brought ${deposit.amount} ${deposit.currency}`;
   // The money that arrived stays credited whatever happens to the transfer: one past its funding deadline
   // expires, and one whose payout would be refused is rejected, before anything is taken; neither asks for
@@ -621,20 +617,78 @@ export async function onDepositReceived(
         deps,
         row,
         'processing',
-        {
-          funded: true,
-          payout_id: payout.id,
-          status_reason: null,
-          ...(ownLeg ? {} : { deposit_id: deposit.id }),
-        },
+        { funded: true, payout_id: payout.id, deposit_id: deposit.id, status_reason: null },
         payout,
       );
       return;
     }
-    await waitOn(`${credited}, credited to the balance, which stays below the source amount`);
+    await waitAgain(
+      tx,
+      deps,
+      row,
+      deposit.id,
+      `${credited}, credited to the balance, which stays below the source amount`,
+    );
     return;
   }
-  await waitOn(`${credited}, less than the source amount; it was credited to the balance`);
+  await waitAgain(
+    tx,
+    deps,
+    row,
+    deposit.id,
+    `${credited}, less than the source amount; it was credited to the balance`,
+  );
+}
+
+/**
+ * A transfer still awaiting its deposit after one that did not fund it. It asks the payer for the full
+ * amount again, on a new leg with a new address or reference, only when nothing it awaits could still
+ * fund it: not while its leg's own transaction is still to come (the deposit was another transaction to
+ * its address), nor while another transaction of at least the source amount to its address awaits its
+ * confirmations (the transfer then shows that one).
+ */
+async function waitAgain(
+  tx: PoolClient,
+  deps: AppDeps,
+  row: repo.TransferRow,
+  depositId: string,
+  reason: string,
+): Promise<void> {
+  if (row.deposit_id !== depositId) {
+    await repo.updateTransfer(tx, row.id, { status_reason: reason });
+    return;
+  }
+  const inFlight = await payments.findDetectedDepositOf(tx, row.organisation_id, row.id, row.source_amount);
+  await repo.updateTransfer(tx, row.id, {
+    deposit_id: inFlight?.id ?? (await createDepositLeg(tx, deps, row)),
+    status_reason: reason,
+  });
+}
+
+/**
+ * The transfer awaiting its deposit whose instructions show this address (Area.depositAwaitedAt): read
+ * without a lock, since onDepositReceived decides under the transfer's lock whether the deposit funds it.
+ */
+export async function depositAwaitedAt(
+  db: Queryable,
+  at: { organisationId: string; network: string; address: string; currency: string },
+): Promise<{ transferId: string; expectedAmount: string | null } | undefined> {
+  const seen = await payments.findTransferDepositAt(
+    db,
+    at.organisationId,
+    at.network,
+    at.address,
+    at.currency,
+  );
+  if (!seen?.transfer_id) return undefined;
+  const row = await repo.findTransfer(db, at.organisationId, seen.transfer_id);
+  if (row?.status !== 'awaiting_deposit' || row.deposit_id === null) return undefined;
+  const shown =
+    row.deposit_id === seen.id ? seen : await payments.findDeposit(db, at.organisationId, row.deposit_id);
+  if (shown?.address !== at.address || shown.network !== at.network || shown.currency !== at.currency) {
+    return undefined;
+  }
+  return { transferId: row.id, expectedAmount: shown.expected_amount };
 }
 
 /** The payout leg moved (D20): completed completes the transfer; failed or returned refunds it. */

@@ -1,6 +1,8 @@
 // Operator routes of the bank directory (D17, D23), under /admin/v1 behind ADMIN_API_KEY: the CSV import and
-// the import of India's IFSC directory from the `ifsc` package. Each import is logged with its outcome.
+// the import of India's IFSC directory from the `ifsc` package. Each import is an operator action (D23),
+// logged once with its actor and outcome, refusals included.
 import { Type } from '@sinclair/typebox';
+import { operatorTarget, registerOperatorRoutes } from '../admin/operator-log.ts';
 import type { App, AppDeps } from '../platform/deps.ts';
 import { AppError } from '../platform/errors.ts';
 import { ErrorBody } from '../webhooks/api-schemas.ts';
@@ -19,9 +21,13 @@ const tags = ['operator'];
 const importErrors = { 400: ErrorBody, 413: ErrorBody, 415: ErrorBody, 422: ErrorBody };
 
 export function registerBankAdminRoutes(admin: App, deps: AppDeps): void {
+  registerOperatorRoutes(admin, (operator) => registerImportRoutes(operator, deps));
+}
+
+function registerImportRoutes(operator: App, deps: AppDeps): void {
   // A scope of its own: only this route takes text/csv, and its body is read as a stream (the import parses
   // it as it arrives, up to IMPORT_BODY_LIMIT_BYTES), never held whole.
-  admin.register(async (scope) => {
+  operator.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('text/csv', (_request, payload, done) => done(null, payload));
     scope.addContentTypeParser('*', (_request, _payload, done) =>
@@ -33,6 +39,7 @@ export function registerBankAdminRoutes(admin: App, deps: AppDeps): void {
     scope.post(
       '/banks/import',
       {
+        config: { operatorAction: 'banks.import' },
         preValidation: async (request) => {
           const declared = Number(request.headers['content-length'] ?? 0);
           if (declared > IMPORT_BODY_LIMIT_BYTES) {
@@ -65,18 +72,16 @@ export function registerBankAdminRoutes(admin: App, deps: AppDeps): void {
         const result = await service.importCsv(deps, request.body as AsyncIterable<Buffer>, {
           maxBytes: IMPORT_BODY_LIMIT_BYTES,
         });
-        request.log.info(
-          { actor: 'operator', action: 'banks.import', outcome: result },
-          'bank directory imported',
-        );
+        operatorTarget(request, result);
         return result;
       },
     );
   });
 
-  admin.post(
+  operator.post(
     '/banks/import/ifsc-package',
     {
+      config: { operatorAction: 'banks.import_ifsc_package' },
       preValidation: async (request) => {
         if (request.body === undefined) request.body = {};
       },
@@ -93,11 +98,10 @@ export function registerBankAdminRoutes(admin: App, deps: AppDeps): void {
       },
     },
     async (request) => {
-      const result = await service.importIfscPackage(deps, (request.body as IfscImportInput).banks);
-      request.log.info(
-        { actor: 'operator', action: 'banks.import-ifsc-package', outcome: result },
-        'IFSC directory imported',
-      );
+      const banks = (request.body as IfscImportInput).banks;
+      if (banks !== undefined) operatorTarget(request, { only_banks: banks });
+      const result = await service.importIfscPackage(deps, banks);
+      operatorTarget(request, result);
       return result;
     },
   );

@@ -392,6 +392,85 @@ describe('bank directory import', () => {
     assert.equal(errorBody(unknown.body).field, 'banks[1]');
   });
 
+  it('logs each import as an operator action with its actor and outcome, refusals included (D23)', async () => {
+    const before = t.logs.lines.length;
+    const imported = await postCsv(`${HEADER}\nFR,La Banque Postale,PSSTFRPP,fr_bank,20041,,,,,,`);
+    assert.equal(imported.statusCode, 200, imported.body);
+    const badHeader = await postCsv('country,bank_name\nFR,La Banque Postale');
+    assert.equal(badHeader.statusCode, 422, badHeader.body);
+    const anonymous = await t.app.inject({
+      method: 'POST',
+      url: '/admin/v1/banks/import',
+      headers: { 'content-type': 'text/csv' },
+      payload: HEADER,
+    });
+    assert.equal(anonymous.statusCode, 401);
+    const ifsc = await t.app.inject({
+      method: 'POST',
+      url: '/admin/v1/banks/import/ifsc-package',
+      headers: admin,
+      payload: { banks: ['QQQQ'] },
+    });
+    assert.equal(ifsc.statusCode, 422, ifsc.body);
+    const actions = t.logs.lines
+      .slice(before)
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.operator_action !== undefined)
+      .map(({ operator_action, outcome, status, error_code, actor, rows, banks, only_banks }) => ({
+        operator_action,
+        outcome,
+        status,
+        error_code,
+        actor,
+        rows,
+        banks,
+        only_banks,
+      }));
+    const byKey = { credential: 'ADMIN_API_KEY', address: '127.0.0.1' };
+    assert.deepEqual(actions, [
+      {
+        operator_action: 'banks.import',
+        outcome: 'succeeded',
+        status: 200,
+        error_code: undefined,
+        actor: byKey,
+        rows: 1,
+        banks: JSON.parse(imported.body).banks,
+        only_banks: undefined,
+      },
+      {
+        operator_action: 'banks.import',
+        outcome: 'refused',
+        status: 422,
+        error_code: 'VALIDATION_FAILED',
+        actor: byKey,
+        rows: undefined,
+        banks: undefined,
+        only_banks: undefined,
+      },
+      {
+        operator_action: 'banks.import',
+        outcome: 'refused',
+        status: 401,
+        error_code: 'UNAUTHORIZED',
+        actor: { credential: 'none', address: '127.0.0.1' },
+        rows: undefined,
+        banks: undefined,
+        only_banks: undefined,
+      },
+      {
+        operator_action: 'banks.import_ifsc_package',
+        outcome: 'refused',
+        status: 422,
+        error_code: 'VALIDATION_FAILED',
+        actor: byKey,
+        rows: undefined,
+        banks: undefined,
+        only_banks: ['QQQQ'],
+      },
+    ]);
+  });
+
   it('the CLI command sends the file as text/csv, or asks for the ifsc package import', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'banks-cli-'));
     try {

@@ -106,6 +106,16 @@ export interface CollectionAccount {
   routing_code?: string;
 }
 
+/** The fields of a collection account, as deposit instructions show them. */
+const COLLECTION_ACCOUNT_FIELDS = [
+  'account_holder',
+  'bank_name',
+  'bic',
+  'iban',
+  'account_number',
+  'routing_code',
+] as const satisfies readonly (keyof CollectionAccount)[];
+
 /** Sandbox collection accounts: public example identifiers with valid checksums, never real money. */
 export const SANDBOX_COLLECTION_ACCOUNTS: Readonly<Record<string, CollectionAccount>> = {
   EUR: {
@@ -145,6 +155,17 @@ function collectionAccounts(env: Env, appEnv: AppEnv): Readonly<Record<string, C
   for (const [currency, account] of Object.entries(parsed)) {
     const fields = account as Record<string, unknown>;
     const text = (name: string) => typeof fields?.[name] === 'string' && (fields[name] as string).length > 0;
+    // The entry is shown to payers as it is (deposit instructions and their events): only the fields the
+    // instructions have, each a text.
+    const stray = Object.keys(fields ?? {}).find(
+      (name) => !(COLLECTION_ACCOUNT_FIELDS as readonly string[]).includes(name) || !text(name),
+    );
+    if (stray !== undefined) {
+      throw new ConfigError(
+        'DEPOSIT_BANK_ACCOUNTS',
+        `entry ${currency}: ${stray} is not one of ${COLLECTION_ACCOUNT_FIELDS.join(', ')} with a non-empty text`,
+      );
+    }
     if (
       !/^[A-Z]{3,5}$/.test(currency) ||
       !text('account_holder') ||

@@ -66,6 +66,35 @@ describe('configuration (D1)', () => {
   it('rejects a SECRETS_ENCRYPTION_KEY that is not 32 bytes of hex', () =>
     rejects({ SECRETS_ENCRYPTION_KEY: 'abc' }, 'SECRETS_ENCRYPTION_KEY'));
   it('rejects a short ADMIN_API_KEY', () => rejects({ ADMIN_API_KEY: 'short' }, 'ADMIN_API_KEY'));
+  it('takes DEPOSIT_BANK_ACCOUNTS entries with only the fields deposit instructions show', () => {
+    const eur = {
+      account_holder: 'Ops Ltd',
+      bank_name: 'Commerzbank',
+      bic: 'COBADEFFXXX',
+      iban: 'DE89370400440532013000',
+    };
+    const usd = {
+      account_holder: 'Ops Inc',
+      bank_name: 'JPMorgan Chase Bank',
+      bic: 'CHASUS33',
+      account_number: '000123456789',
+      routing_code: '021000021',
+    };
+    assert.deepEqual(
+      loadConfig({ DEPOSIT_BANK_ACCOUNTS: JSON.stringify({ EUR: eur, USD: usd }) }).depositBankAccounts,
+      {
+        EUR: eur,
+        USD: usd,
+      },
+    );
+    const refused = (entry: unknown) =>
+      rejects({ DEPOSIT_BANK_ACCOUNTS: JSON.stringify({ EUR: entry }) }, 'DEPOSIT_BANK_ACCOUNTS');
+    refused({ ...eur, bank_address: 'Kaiserplatz, Frankfurt' });
+    refused({ ...eur, iban: 89370400 });
+    refused({ ...eur, routing_code: '' });
+    refused({ account_holder: 'Ops Ltd', bank_name: 'Commerzbank', bic: 'COBADEFFXXX' });
+    refused('DE89370400440532013000');
+  });
   it('rejects a short METRICS_TOKEN', () => rejects({ METRICS_TOKEN: 'fifteen-chars!!' }, 'METRICS_TOKEN'));
   it('rejects AUTH_ISSUER without AUTH_JWKS_URL', () =>
     rejects({ AUTH_ISSUER: 'https://id.example/realms/x' }, 'AUTH_JWKS_URL'));

@@ -115,6 +115,11 @@ describe('transfers (D20)', () => {
   };
   const confirm = async (api: ApiClient, quoteId: string, body: Record<string, unknown>) =>
     api.post(`${QUOTES}/${quoteId}/confirm`, body);
+  /** A transfer of 1,000.00 USD to `ben`, confirmed with bank_transfer funding: awaiting its deposit. */
+  const awaitingDeposit = async (api: ApiClient, ben: string) =>
+    (
+      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
+    ).json() as TransferJson;
   const transferOf = async (api: ApiClient, id: string) =>
     (await api.get(`${TRANSFERS}/${id}`)).json() as TransferJson;
   const reaches = (api: ApiClient, id: string, status: string) =>
@@ -228,9 +233,7 @@ describe('transfers (D20)', () => {
   it('waits for a bank transfer, and a deposit of the amount funds it', async () => {
     const api = await organisation();
     const ben = await beneficiary(t, api);
-    const transfer = (
-      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
-    ).json() as TransferJson;
+    const transfer = await awaitingDeposit(api, ben);
     assert.equal(transfer.status, 'awaiting_deposit');
     // TRANSFER_FUNDING_TTL_SECONDS (86400) after confirm; created_at is the transaction's start, a moment earlier.
     const window = Date.parse(transfer.expires_at!) - Date.parse(transfer.created_at);
@@ -263,9 +266,7 @@ describe('transfers (D20)', () => {
   it("funds a transfer without a deadlock while its deposit's funds arrive the other way (deposit, then transfer)", async () => {
     const api = await organisation();
     const ben = await beneficiary(t, api);
-    const transfer = (
-      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
-    ).json() as TransferJson;
+    const transfer = await awaitingDeposit(api, ben);
     const depositId = transfer.deposit!.id;
     // The funds arrive through the deposit (as POST /api/v1/sandbox/deposits/{id}/receive and the operator's
     // receive do): the deposit is locked first, and the transfer when the credit reaches it.
@@ -297,9 +298,7 @@ describe('transfers (D20)', () => {
   it('credits an under-payment to the balance and keeps waiting; an over-payment leaves the excess', async () => {
     const api = await organisation();
     const ben = await beneficiary(t, api);
-    const transfer = (
-      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
-    ).json() as TransferJson;
+    const transfer = await awaitingDeposit(api, ben);
     const first = transfer.deposit!.id;
     const short = (
       await api.post(`/api/v1/sandbox/transfers/${transfer.id}/fund`, { amount: '400.00' })
@@ -326,9 +325,7 @@ describe('transfers (D20)', () => {
   it("credits a split payment's second part quoting the first leg's reference; a full payment quoting it funds the transfer", async () => {
     const api = await organisation();
     const ben = await beneficiary(t, api);
-    const transfer = (
-      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
-    ).json() as TransferJson;
+    const transfer = await awaitingDeposit(api, ben);
     const first = transfer.deposit!.id;
     const reference = String(transfer.deposit_instructions!.reference);
     const record = (amount: string, bankTransactionId: string) =>
@@ -407,12 +404,8 @@ describe('transfers (D20)', () => {
   it('credits to the balance a payment quoting the reference of a transfer that no longer waits', async () => {
     const api = await organisation();
     const ben = await beneficiary(t, api);
-    const paidTwice = (
-      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
-    ).json() as TransferJson;
-    const cancelled = (
-      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
-    ).json() as TransferJson;
+    const paidTwice = await awaitingDeposit(api, ben);
+    const cancelled = await awaitingDeposit(api, ben);
     const record = (depositId: string, amount: string, bankTransactionId: string) =>
       t.app.inject({
         method: 'POST',
@@ -455,17 +448,13 @@ describe('transfers (D20)', () => {
   it('cancels a transfer awaiting its deposit, and expires another', async () => {
     const api = await organisation();
     const ben = await beneficiary(t, api);
-    const a = (
-      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
-    ).json() as TransferJson;
+    const a = await awaitingDeposit(api, ben);
     const cancelled = await api.post(`${TRANSFERS}/${a.id}/cancel`);
     assert.equal(cancelled.statusCode, 200);
     assert.equal(cancelled.json().status, 'cancelled');
     const again = await api.post(`${TRANSFERS}/${a.id}/cancel`);
     assert.equal(errorBody(again.body).code, 'INVALID_STATE');
-    const b = (
-      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
-    ).json() as TransferJson;
+    const b = await awaitingDeposit(api, ben);
     const expired = await api.post(`/api/v1/sandbox/transfers/${b.id}/expire`);
     assert.equal(expired.json().status, 'expired');
     // It expired now, not at the end of its 24 hours: expires_at says when.
@@ -533,9 +522,7 @@ describe('transfers (D20)', () => {
     const api = await organisation();
     const byBank = async () => {
       const ben = await beneficiary(t, api);
-      const transfer = (
-        await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
-      ).json() as TransferJson;
+      const transfer = await awaitingDeposit(api, ben);
       return { ben, transfer, deposit: transfer.deposit!.id };
     };
     // Deleted after the confirm: "transfers already confirmed go on".
@@ -578,9 +565,7 @@ describe('transfers (D20)', () => {
   it('keeps the deposit leg open a day past the funding deadline: money that arrives late is credited', async () => {
     const api = await organisation();
     const ben = await beneficiary(t, api);
-    const transfer = (
-      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
-    ).json() as TransferJson;
+    const transfer = await awaitingDeposit(api, ben);
     const deposit = (await api.get(`/api/v1/payments/deposits/${transfer.deposit!.id}`)).json() as {
       expires_at: string;
     };
@@ -600,9 +585,7 @@ describe('transfers (D20)', () => {
   it('expires a transfer held in review past its funding deadline; the later review leaves it expired', async () => {
     const api = await organisation();
     const ben = await beneficiary(t, api, 'DE89370400440532013000', 'EUR', 'active', 'Sanctioned Person');
-    const held = (
-      await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
-    ).json() as TransferJson;
+    const held = await awaitingDeposit(api, ben);
     assert.equal(held.status, 'in_review');
     // The review takes longer than the funding window: its deadline passes and its timer runs.
     await t.db.pool.query("UPDATE transfers SET expires_at = now() - interval '1 second' WHERE id = $1", [
@@ -628,9 +611,7 @@ describe('transfers (D20)', () => {
     const api = await organisation();
     const ben = await beneficiary(t, api);
     const overdue = async () => {
-      const transfer = (
-        await confirm(api, (await quote(api)).id, { beneficiary_id: ben, funding_method: 'bank_transfer' })
-      ).json() as TransferJson;
+      const transfer = await awaitingDeposit(api, ben);
       // The deadline passes while the workers lag: the timer, due at the original deadline, has not run.
       await t.db.pool.query("UPDATE transfers SET expires_at = now() - interval '2 hours' WHERE id = $1", [
         transfer.id,

@@ -48,6 +48,6 @@ export const cryptoArea: Area = {
       label: 'deposit',
       externalId: null,
     });
-    return { address: row.address };
+    return { address: row.address, network: row.network };
   },
 };

@@ -98,12 +98,31 @@ const networkNotOffered = (network: NetworkCode): AppError =>
   );
 
 /**
+ * The networks in the order D22 lists them: without a `network`, a deposit of an asset arrives on the first
+ * of them that carries it and is offered (USDC and USDT on ethereum, BTC on bitcoin, with every key set).
+ */
+const DEFAULT_NETWORK_ORDER: readonly NetworkCode[] = ['ethereum', 'polygon', 'tron', 'bitcoin'];
+
+/**
  * The network a deposit of `asset` is to arrive on, where the asset is given (a deposit's currency, a
- * transfer's source currency) and the client chose the network: 422 on `network` when it is missing,
- * unknown or does not carry the asset, 400 CORRIDOR_UNAVAILABLE when its key is not configured.
+ * transfer's source currency): the client's choice, else the first offered network of D22's order that
+ * carries the asset (D20's confirm body has no network). 422 on `network` when it is unknown or does not
+ * carry the asset; 400 CORRIDOR_UNAVAILABLE when its key is not configured, or, without a choice, no
+ * offered network carries the asset.
  */
 export function depositNetwork(deps: AppDeps, network: string | undefined, asset: string): NetworkCode {
-  if (network === undefined) throw validationFailed('network', 'network is required for a crypto deposit');
+  if (network === undefined) {
+    const offered = DEFAULT_NETWORK_ORDER.find(
+      (code) => carries(code, asset) && deps.config.cryptoKeys[NETWORKS[code].family] !== undefined,
+    );
+    if (offered === undefined) {
+      throw new AppError(
+        'CORRIDOR_UNAVAILABLE',
+        `Deposits of ${asset} are not offered on any network: see GET /api/v1/crypto/networks`,
+      );
+    }
+    return offered;
+  }
   if (!isNetworkCode(network)) throw validationFailed('network', `Unknown network ${network}`);
   const { assets, family } = NETWORKS[network];
   if (!carries(network, asset)) {

@@ -106,6 +106,7 @@ export async function openDeposit(
   let instructions: Record<string, unknown>;
   let reference: string | null = null;
   let address: string | null = null;
+  let network: string | null = null;
   if (options.method === 'bank_transfer' && options.quoted !== undefined) {
     instructions = { ...options.quoted.instructions, amount };
   } else if (options.method === 'bank_transfer') {
@@ -119,8 +120,13 @@ export async function openDeposit(
     reference = newReference();
     instructions = { type: 'bank_transfer', currency: options.currency, amount, ...account, reference };
   } else {
-    address = options.address ?? (await allocateAddress(tx, deps, options)).address;
-    instructions = { type: 'crypto', network: options.network, asset: options.currency, amount, address };
+    const at =
+      options.address !== undefined && options.network !== undefined
+        ? { address: options.address, network: options.network }
+        : await allocateAddress(tx, deps, options);
+    address = at.address;
+    network = at.network;
+    instructions = { type: 'crypto', network, asset: options.currency, amount, address };
   }
   let row: repo.DepositRow;
   try {
@@ -133,7 +139,7 @@ export async function openDeposit(
       reference,
       instructions,
       transfer_id: options.transferId,
-      network: options.network ?? null,
+      network,
       address,
       external_id: options.externalId,
       expires_at: options.expiresAt,
@@ -164,15 +170,13 @@ async function allocateAddress(
   tx: PoolClient,
   deps: AppDeps,
   options: NewDepositOptions,
-): Promise<{ address: string }> {
+): Promise<{ address: string; network: string }> {
   for (const area of deps.areas) {
-    if (area.allocateDepositAddress && options.network !== undefined) {
+    if (area.allocateDepositAddress) {
       return area.allocateDepositAddress(tx, deps, options.organisationId, options.network, options.currency);
     }
   }
-  if (options.network === undefined)
-    throw validationFailed('network', 'network is required for a crypto deposit');
-  throw new AppError('CORRIDOR_UNAVAILABLE', `Crypto deposits on ${options.network} are not offered`);
+  throw new AppError('CORRIDOR_UNAVAILABLE', 'Crypto deposits are not offered');
 }
 
 export async function createDeposit(

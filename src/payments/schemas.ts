@@ -144,7 +144,13 @@ export const CreateDepositBody = component(
       currency: CurrencyCode,
       method: StringEnum(DEPOSIT_METHODS),
       expected_amount: Type.Optional(Amount('What you expect to receive, in the currency decimals.')),
-      network: Type.Optional(Type.String({ maxLength: 32, description: 'Crypto deposits: the network.' })),
+      network: Type.Optional(
+        Type.String({
+          maxLength: 32,
+          description:
+            'Crypto deposits: the network. Default: the first of ethereum, polygon, tron, bitcoin that carries the currency and is offered.',
+        }),
+      ),
       external_id: Type.Optional(ExternalId),
     },
     {

@@ -101,16 +101,17 @@ export interface Area {
     deps: AppDeps,
   ): Promise<PayoutDestination | undefined>;
   /**
-   * A deposit address of the organisation's own for a crypto deposit (the crypto area, D22); throws when the
-   * network or asset is not offered.
+   * A deposit address of the organisation's own for a crypto deposit (the crypto area, D22), on `network`
+   * or, without one, on the asset's default network; answers the address and the network it is on. Throws
+   * when the network or asset is not offered.
    */
   allocateDepositAddress?(
     tx: PoolClient,
     deps: AppDeps,
     organisationId: string,
-    network: string,
+    network: string | undefined,
     asset: string,
-  ): Promise<{ address: string }>;
+  ): Promise<{ address: string; network: string }>;
   /**
    * The transfer that shows this crypto address in its deposit instructions and still awaits its deposit
    * (the transfers area), when there is one: a further transaction there is a deposit of that transfer

@@ -112,7 +112,11 @@ export const ConfirmBody = component(
       beneficiary_id: Type.String({ maxLength: 64 }),
       funding_method: StringEnum(FUNDING_METHODS),
       network: Type.Optional(
-        Type.String({ maxLength: 32, description: 'Crypto funding: the network of the asset.' }),
+        Type.String({
+          maxLength: 32,
+          description:
+            'Crypto funding: the network of the asset. Default: the first of ethereum, polygon, tron, bitcoin that carries it and is offered.',
+        }),
       ),
       reference: Type.Optional(StoredText({ maxLength: 140, description: 'Shown to the beneficiary.' })),
       purpose: Type.Optional(StringEnum(PURPOSES)),

@@ -12,6 +12,7 @@
 // account, from where the payout pays it to the rail. A refund gives the source amount back.
 import * as ledger from '../balances/ledger.ts';
 import { findBalance } from '../balances/repository.ts';
+import type { NetworkCode } from '../crypto/networks.ts';
 import { depositNetwork } from '../crypto/service.ts';
 import {
   LOCK_ORDER_RETRIES,
@@ -309,16 +310,16 @@ export async function confirmQuote(
 /**
  * Refuses at confirm a funding method whose deposit leg could not be opened, naming the confirm's own
  * fields: a transfer held in review opens its leg only when the review clears it, and that review must
- * not be the one to fail.
+ * not be the one to fail. Answers the network a crypto deposit is to arrive on (null for the others).
  */
-function assertFundable(deps: AppDeps, currency: string, input: ConfirmInput): void {
+function assertFundable(deps: AppDeps, currency: string, input: ConfirmInput): NetworkCode | null {
   if (input.funding_method === 'bank_transfer' && !ownEntry(deps.config.depositBankAccounts, currency)) {
     throw validationFailed(
       'funding_method',
       `Bank transfers in ${currency} cannot be received (no collection account); fund the transfer another way`,
     );
   }
-  if (input.funding_method === 'crypto') depositNetwork(deps, input.network, currency);
+  return input.funding_method === 'crypto' ? depositNetwork(deps, input.network, currency) : null;
 }
 
 async function confirmIn(
@@ -350,7 +351,7 @@ async function confirmIn(
   if (input.funding_method !== 'crypto' && input.network !== undefined) {
     throw validationFailed('network', 'network is for crypto funding only');
   }
-  assertFundable(deps, quote.source_currency, input);
+  const network = assertFundable(deps, quote.source_currency, input);
   const id = newPublicId('trf');
   // The beneficiary is screened again (D20): a hit holds the transfer in review until the operator decides.
   const screening = await screen(
@@ -390,7 +391,7 @@ async function confirmIn(
       destination_currency: quote.destination_currency,
       destination_amount: quote.destination_amount,
       status,
-      network: input.network ?? null,
+      network,
       // Only a transfer that waits for its money has a funding deadline.
       expires_at:
         input.funding_method === 'balance'

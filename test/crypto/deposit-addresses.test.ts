@@ -7,17 +7,21 @@ import { after, before, describe, it } from 'node:test';
 import { HDKey } from '@scure/bip32';
 import { mnemonicToSeedSync } from '@scure/bip39';
 import { createClient, createOrganisation } from '../../src/admin/service.ts';
+import { loadConfig } from '../../src/config.ts';
 import { encodeAddress } from '../../src/crypto/derivation.ts';
 import { SANDBOX_ACCOUNT_KEYS } from '../../src/crypto/keys.ts';
 import { cryptoArea } from '../../src/crypto/module.ts';
 import type { KeyFamily } from '../../src/crypto/networks.ts';
-import { findAddressByNetworkAndAddress } from '../../src/crypto/service.ts';
+import { depositNetwork, findAddressByNetworkAndAddress } from '../../src/crypto/service.ts';
 import { createPool } from '../../src/db/pool.ts';
+import type { AppDeps } from '../../src/platform/deps.ts';
+import { AppError } from '../../src/platform/errors.ts';
 import {
   errorBody,
   requestToken,
   startTestApp,
   TEST_ADMIN_KEY,
+  TEST_ENCRYPTION_KEY,
   type Tenant,
   type TestApp,
 } from '../helpers/app.ts';
@@ -658,5 +662,29 @@ describe('deposit addresses in production', () => {
       next_index: null,
       first_addresses: [],
     });
+  });
+
+  it('opens a deposit without a network on the first offered network of D22 that carries its asset', async () => {
+    const opened = await api.post('/api/v1/payments/deposits', { currency: 'USDT', method: 'crypto' });
+    assert.equal(opened.statusCode, 201, opened.body);
+    assert.equal(opened.json().instructions.network, 'ethereum');
+    // Configurations this process does not have: a network whose key is missing is passed over.
+    const networkFor = (keys: Record<string, string>, asset: string) =>
+      depositNetwork(
+        {
+          config: loadConfig({ APP_ENV: 'production', SECRETS_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, ...keys }),
+        } as AppDeps,
+        undefined,
+        asset,
+      );
+    assert.equal(networkFor({ CRYPTO_XPUB_TRON: SANDBOX_ACCOUNT_KEYS.tron }, 'USDT'), 'tron');
+    assert.equal(networkFor({ CRYPTO_XPUB_TRON: SANDBOX_ACCOUNT_KEYS.tron }, 'USDC'), 'tron');
+    assert.throws(
+      () => networkFor({ CRYPTO_XPUB_TRON: SANDBOX_ACCOUNT_KEYS.tron }, 'BTC'),
+      (error: unknown) =>
+        error instanceof AppError &&
+        error.code === 'CORRIDOR_UNAVAILABLE' &&
+        error.message === 'Deposits of BTC are not offered on any network: see GET /api/v1/crypto/networks',
+    );
   });
 });

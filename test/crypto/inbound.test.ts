@@ -314,15 +314,10 @@ describe('inbound crypto deposits (D22)', () => {
       source_amount: '100.000000',
     });
     assert.equal(quote.statusCode, 201, quote.body);
-    const needsNetwork = await api.post(`/api/v1/transfers/quotes/${quote.json().id}/confirm`, {
-      beneficiary_id: ben,
-      funding_method: 'crypto',
-    });
-    assert.equal(errorBody(needsNetwork.body).field, 'network');
+    // D20's confirm body has no network: USDC arrives on its first offered network in D22's order.
     const confirmed = await api.post(`/api/v1/transfers/quotes/${quote.json().id}/confirm`, {
       beneficiary_id: ben,
       funding_method: 'crypto',
-      network: 'ethereum',
     });
     assert.equal(confirmed.statusCode, 201, confirmed.body);
     const transfer = confirmed.json() as {
@@ -350,6 +345,26 @@ describe('inbound crypto deposits (D22)', () => {
     assert.deepEqual(await balance(api, 'USDC'), { available: '1000000.000000', held: '0.000000' });
   });
 
+  it('opens a crypto deposit without a network on the first offered network of D22 that carries its asset', async () => {
+    const api = await organisation();
+    const opened = async (body: Record<string, unknown>) => {
+      const response = await api.post(DEPOSITS, { method: 'crypto', ...body });
+      assert.equal(response.statusCode, 201, response.body);
+      const deposit = response.json() as {
+        instructions: { network: string; asset: string; address: string };
+      };
+      return [
+        deposit.instructions.network,
+        deposit.instructions.asset,
+        deposit.instructions.address.match(/^(0x|tb1q|T)/)?.[0],
+      ];
+    };
+    assert.deepEqual(await opened({ currency: 'USDC' }), ['ethereum', 'USDC', '0x']);
+    assert.deepEqual(await opened({ currency: 'USDT' }), ['ethereum', 'USDT', '0x']);
+    assert.deepEqual(await opened({ currency: 'BTC' }), ['bitcoin', 'BTC', 'tb1q']);
+    assert.deepEqual(await opened({ currency: 'USDT', network: 'tron' }), ['tron', 'USDT', 'T']);
+  });
+
   it("refuses at confirm a funding its deposit leg could not take, naming the confirm's fields, also for a name a screening would hold", async () => {
     const api = await organisation();
     const ben = await beneficiary(t, api, '032180000118359719', 'MXN', 'active', 'Sanctioned Person', 'MX');
@@ -359,7 +374,6 @@ describe('inbound crypto deposits (D22)', () => {
     });
     assert.equal(quote.statusCode, 201, quote.body);
     const cases: [Record<string, unknown>, string, string][] = [
-      [{ funding_method: 'crypto' }, 'network', 'network is required for a crypto deposit'],
       [
         { funding_method: 'crypto', network: 'bitcoin' },
         'network',

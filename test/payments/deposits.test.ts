@@ -472,7 +472,7 @@ describe('deposits (D21, D24)', () => {
       [{ currency: 'EUR', method: 'cash' }, 'method'],
       [{ currency: 'EUR', method: 'bank_transfer', expected_amount: '-1' }, 'expected_amount'],
       [{ currency: 'EUR', method: 'bank_transfer', network: 'ethereum' }, 'network'],
-      [{ currency: 'USDC', method: 'crypto' }, 'network'],
+      [{ currency: 'USDC', method: 'crypto', network: 'solana' }, 'network'],
       // The currency is the deposit's; the network chosen for it does not carry it.
       [{ currency: 'BTC', method: 'crypto', network: 'ethereum' }, 'network'],
       [{ currency: 'EUR', method: 'bank_transfer', external_id: '' }, 'external_id'],

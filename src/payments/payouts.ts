@@ -215,8 +215,17 @@ export async function openPayout(tx: PoolClient, deps: AppDeps, payout: NewPayou
     action: 'created',
     previousStatus: null,
   });
-  await scheduleHandOff(tx, id);
+  await scheduleHandOff(tx, id, pendingStepMs(deps, row));
   return row;
+}
+
+/**
+ * How long a new payout stays `pending` before its hand-off. The sandbox rail's payouts of their own wait
+ * one simulated step (D24), so that an integrator can try their cancel, which only a pending payout takes
+ * (D21); a transfer's payout leg cannot be cancelled and goes at once, as every payout on a real rail does.
+ */
+function pendingStepMs(deps: AppDeps, row: repo.PayoutRow): number {
+  return row.connector === 'sandbox' && row.transfer_id === null ? deps.config.sandboxStepDelayMs : 0;
 }
 
 const handOffKey = (id: string): string => `${HAND_OFF_KIND}:${id}`;

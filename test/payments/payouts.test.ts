@@ -547,6 +547,65 @@ describe('payouts (D21, D24)', () => {
   });
 });
 
+describe('payouts on the sandbox rail with a step delay (D21, D24)', () => {
+  const STEP_MS = 60_000;
+  let t: TestApp;
+  let jobs: JobRunner;
+  before(async () => {
+    t = await startTestApp({
+      env: { SANDBOX_STEP_DELAY_MS: String(STEP_MS) },
+      extraAreas: [testBeneficiaries],
+    });
+    await createBeneficiaryTable(t);
+    jobs = runJobs(t);
+  });
+  after(async () => {
+    await jobs.stop();
+    await t.close();
+  });
+  /** Milliseconds from now until the payout's hand-off is due. */
+  const handOffDueIn = async (payoutId: string) =>
+    (
+      await t.db.pool.query<{ ms: number }>(
+        `SELECT (extract(epoch FROM run_at - now()) * 1000)::int AS ms FROM jobs WHERE dedupe_key = $1`,
+        [`${HAND_OFF_KIND}:${payoutId}`],
+      )
+    ).rows.map((row) => row.ms);
+
+  it('keeps a payout of its own pending for one step, so that its cancel can be tried; a transfer leg goes at once', async () => {
+    const api = apiClient(t, await t.tenant());
+    const ben = await beneficiary(t, api);
+    const created = await api.post(PAYOUTS, { beneficiary_id: ben, currency: 'EUR', amount: '10.00' });
+    expectStatus(created, 201);
+    const payout = created.json() as PayoutJson;
+    const [due] = await handOffDueIn(payout.id);
+    assert.ok(due !== undefined && due > STEP_MS - 10_000 && due <= STEP_MS, `hand-off due in ${due} ms`);
+    const cancelled = await api.post(`${PAYOUTS}/${payout.id}/cancel`);
+    expectStatus(cancelled, 200);
+    assert.equal(cancelled.json().status, 'cancelled');
+    assert.deepEqual(await handOffDueIn(payout.id), []);
+    assert.deepEqual(await balance(api, 'EUR'), { available: '1000000.00', held: '0.00' });
+
+    const quote = await api.post('/api/v1/transfers/quotes', {
+      corridor_id: 'cor_0000SANDBX0000000000000001',
+      source_amount: '100.00',
+    });
+    expectStatus(quote, 201);
+    const transfer = await api.post(`/api/v1/transfers/quotes/${quote.json().id}/confirm`, {
+      beneficiary_id: ben,
+      funding_method: 'balance',
+    });
+    expectStatus(transfer, 201);
+    const leg = transfer.json().payout as PayoutJson;
+    await waitUntil(
+      async () => (await handOffDueIn(leg.id)).length === 0,
+      'the leg handed off at once',
+      10_000,
+    );
+    assert.equal((await api.get(`${PAYOUTS}/${leg.id}`)).json().status, 'processing');
+  });
+});
+
 describe('payouts on the manual rail (D21)', () => {
   let t: TestApp;
   let jobs: JobRunner;

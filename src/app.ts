@@ -22,8 +22,15 @@ import { clientErrorHandler, installErrorHandling, sendError } from './platform/
 import { registerIdempotency } from './platform/idempotency.ts';
 import { parseJsonBody } from './platform/json.ts';
 import { loggerOptions } from './platform/logging.ts';
-import { addMediaExamples, componentName, componentSchemas } from './platform/openapi.ts';
+import {
+  addMediaExamples,
+  componentName,
+  componentSchemas,
+  documentConventions,
+  OPERATOR_SECURITY_SCHEME,
+} from './platform/openapi.ts';
 import { buildSerializer } from './platform/serializer.ts';
+import { ErrorBody } from './webhooks/api-schemas.ts';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -165,6 +172,7 @@ export async function buildApp(deps: AppDeps, options: BuildOptions): Promise<Ap
   await app.register(swagger, {
     // A component keeps its name (its `$id`) in components.schemas.
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => componentName(json, i) },
+    transform: documentConventions(ErrorBody),
     transformObject: (document) =>
       addMediaExamples('openapiObject' in document ? document.openapiObject : document.swaggerObject),
     openapi: {
@@ -177,7 +185,10 @@ export async function buildApp(deps: AppDeps, options: BuildOptions): Promise<Ap
           '`/realms/{realm}/protocol/openid-connect/token` and send it as `Authorization: Bearer <token>`.',
       },
       components: {
-        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          operatorKey: OPERATOR_SECURITY_SCHEME,
+        },
       },
     },
   });

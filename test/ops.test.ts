@@ -139,6 +139,32 @@ describe('health, readiness, metrics, OpenAPI', () => {
     }
   });
 
+  it('documents Idempotency-Key on the routes that honour it, and the operator key on /admin/v1', async () => {
+    type Operation = {
+      parameters?: { in: string; name: string }[];
+      responses: Record<string, unknown>;
+      security?: unknown[];
+    };
+    const document = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json() as {
+      paths: Record<string, Record<string, Operation>>;
+      components: { securitySchemes: Record<string, { scheme: string }> };
+    };
+    const idempotencyHeader = (operation: Operation | undefined) =>
+      operation?.parameters?.some(
+        (parameter) => parameter.in === 'header' && parameter.name === 'Idempotency-Key',
+      );
+    const cancel = document.paths['/api/v1/transfers/{transfer_id}/cancel']?.post;
+    assert.equal(idempotencyHeader(cancel), true);
+    assert.ok(cancel?.responses['409'] && cancel.responses['422'], 'cancel documents 409 and 422');
+    assert.equal(idempotencyHeader(document.paths['/api/v1/transfers/quotes']?.post), true);
+    // A read honours no key.
+    assert.equal(idempotencyHeader(document.paths['/api/v1/transfers/{transfer_id}']?.get), false);
+    const organisations = document.paths['/admin/v1/organisations']?.post;
+    assert.deepEqual(organisations?.security, [{ operatorKey: [] }]);
+    assert.ok(organisations?.responses['401'], 'the operator route documents 401');
+    assert.equal(document.components.securitySchemes.operatorKey?.scheme, 'bearer');
+  });
+
   it('serves an OpenAPI 3.1 document and a readable reference page', async () => {
     const spec = await t.app.inject({ method: 'GET', url: '/openapi.json' });
     assert.equal(spec.statusCode, 200);

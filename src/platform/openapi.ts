@@ -70,3 +70,67 @@ export function addMediaExamples<D>(document: D): D {
   }
   return document;
 }
+
+interface RouteSchema {
+  headers?: { type?: string; properties?: Record<string, unknown>; [key: string]: unknown };
+  response?: Record<string, unknown>;
+  security?: Record<string, string[]>[];
+  [key: string]: unknown;
+}
+
+/** The operator API's credential in the document (D7): `Authorization: Bearer <ADMIN_API_KEY>`. */
+export const OPERATOR_SECURITY_SCHEME = {
+  type: 'http',
+  scheme: 'bearer',
+  description: 'The operator key, ADMIN_API_KEY (D7): not an access token.',
+} as const;
+
+/**
+ * What every route of a kind has in common, written into its operation in the document only (validation
+ * and serialization use the route's own schema): a route that honours Idempotency-Key (D14) documents the
+ * header and its 409 and 422 answers; an operator route (/admin/v1, D7) its credential and 401.
+ * `errorBody` is the platform error envelope (D5).
+ */
+export function documentConventions(errorBody: unknown) {
+  return ({
+    schema,
+    url,
+    route,
+  }: {
+    schema: unknown;
+    url: string;
+    route: { config?: unknown };
+  }): { schema: RouteSchema; url: string } => {
+    const own = (schema ?? {}) as RouteSchema;
+    if (own.hide === true) return { schema: own, url };
+    const documented: RouteSchema = { ...own, response: { ...own.response } };
+    const response = documented.response!;
+    if ((route.config as { idempotent?: boolean } | undefined)?.idempotent) {
+      documented.headers = {
+        type: 'object',
+        ...own.headers,
+        properties: {
+          ...own.headers?.properties,
+          'Idempotency-Key': {
+            type: 'string',
+            minLength: 1,
+            maxLength: 255,
+            pattern: '^[\\x20-\\x7e]+$',
+            description:
+              'Optional (D14): 1 to 255 printable ASCII characters, kept 24 hours. A repeat with the same method, ' +
+              'path and body answers the first response again with the header `Idempotent-Replayed: true`; ' +
+              'the same key with another path or body is 422 IDEMPOTENCY_KEY_REUSED; a repeat while the first ' +
+              'still runs is 409 IDEMPOTENCY_KEY_IN_USE.',
+          },
+        },
+      };
+      response['409'] ??= errorBody;
+      response['422'] ??= errorBody;
+    }
+    if (url.startsWith('/admin/v1/')) {
+      documented.security = [{ operatorKey: [] }];
+      response['401'] ??= errorBody;
+    }
+    return { schema: documented, url };
+  };
+}

@@ -414,15 +414,19 @@ async function confirmIn(
   if (status === 'awaiting_deposit') {
     row = await repo.updateTransfer(tx, id, { deposit_id: await createDepositLeg(tx, deps, row) });
   }
-  // The first status is announced by transfer.created; every later one by transfer.<status> (D14).
+  // transfer.created announces the transfer with its first status (D14); the event of that status follows
+  // (transfer.in_review, transfer.processing; awaiting_deposit has no code), so that a subscription to a
+  // status hears of every transfer that enters it (D8), as beneficiary events do at create.
   const view = payout ? buildTransferView(row, undefined, payout) : await transferView(tx, row);
-  await publishResourceEvent(tx, deps, {
-    organisationId,
-    sourceObjectType: 'transfer',
-    object: view,
-    action: 'created',
-    previousStatus: null,
-  });
+  for (const action of ['created', status] as const) {
+    await publishResourceEvent(tx, deps, {
+      organisationId,
+      sourceObjectType: 'transfer',
+      object: view,
+      action,
+      previousStatus: null,
+    });
+  }
   if (row.expires_at !== null) {
     await scheduleJob(tx, {
       kind: EXPIRE_TRANSFER_KIND,

@@ -331,7 +331,13 @@ class Confirm extends AlwaysRun {
       toSanctioned: this.sanctioned,
       deposits: first === 'awaiting_deposit' ? [{ status: 'pending', receivedMinor: null }] : [],
       payout: first === 'processing' ? { status: 'processing', failureReason: null } : null,
-      events: [[first, null]],
+      // transfer.created, then the first status's own event when it has a code (D8).
+      events: ANNOUNCED.has(first)
+        ? [
+            [first, null],
+            [first, null],
+          ]
+        : [[first, null]],
     };
     model.transfers.push(transfer);
     if (this.funding === 'balance') model.availableMinor -= this.sourceMinor;

@@ -306,7 +306,13 @@ describe('races between conflicting actions on one transfer (D20, D21, D24)', ()
       nextLeg: null,
       availableMinor: before.available - (funding === 'balance' ? minor : 0n),
       heldMinor: before.held,
-      events: [[view.status, null]],
+      // transfer.created, then the first status's own event when it has a code (D8).
+      events: ANNOUNCED.has(view.status)
+        ? [
+            [view.status, null],
+            [view.status, null],
+          ]
+        : [[view.status, null]],
     };
     return {
       id: view.id,

@@ -180,6 +180,7 @@ describe('transfers (D20)', () => {
     );
     assert.deepEqual(await codes(transfer.id), [
       ['transfer.created', null],
+      ['transfer.processing', null],
       ['transfer.completed', 'processing'],
     ]);
     assert.equal((await api.get(`${QUOTES}/${q.id}`)).json().status, 'accepted');
@@ -199,6 +200,7 @@ describe('transfers (D20)', () => {
     assert.deepEqual(await balance(api, 'USD'), { available: '1000000.00', held: '0.00' });
     assert.deepEqual(await codes(transfer.id), [
       ['transfer.created', null],
+      ['transfer.processing', null],
       ['transfer.refunding', 'processing'],
       ['transfer.refunded', 'refunding'],
     ]);
@@ -223,6 +225,7 @@ describe('transfers (D20)', () => {
     await reaches(api, transfer.id, 'refunded');
     assert.deepEqual(await codes(transfer.id), [
       ['transfer.created', null],
+      ['transfer.processing', null],
       ['transfer.completed', 'processing'],
       ['transfer.refunding', 'completed'],
       ['transfer.refunded', 'refunding'],
@@ -501,6 +504,7 @@ describe('transfers (D20)', () => {
     assert.equal(final.status, 'rejected');
     assert.deepEqual(await codes(rejected.id), [
       ['transfer.created', null],
+      ['transfer.in_review', null],
       ['transfer.rejected', 'in_review'],
     ]);
     assert.deepEqual(await balance(api, 'USD'), { available: '999000.00', held: '0.00' });
@@ -602,6 +606,7 @@ describe('transfers (D20)', () => {
     assert.deepEqual([final.status, final.deposit], ['expired', null]);
     assert.deepEqual(await codes(held.id), [
       ['transfer.created', null],
+      ['transfer.in_review', null],
       ['transfer.expired', 'in_review'],
     ]);
     assert.deepEqual(await balance(api, 'USD'), { available: '1000000.00', held: '0.00' });
@@ -689,6 +694,7 @@ describe('transfers (D20)', () => {
     );
     assert.deepEqual(await codes(rejected.id), [
       ['transfer.created', null],
+      ['transfer.in_review', null],
       ['transfer.rejected', 'in_review'],
     ]);
     // The first transfer's 1,000.00 went out; the second's came back.

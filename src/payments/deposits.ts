@@ -108,7 +108,8 @@ export async function openDeposit(
   let address: string | null = null;
   let network: string | null = null;
   if (options.method === 'bank_transfer' && options.quoted !== undefined) {
-    instructions = { ...options.quoted.instructions, amount };
+    // The instructions the payer followed, amount included: a transfer this deposit funds shows them.
+    instructions = { ...options.quoted.instructions };
   } else if (options.method === 'bank_transfer') {
     const account = ownEntry(deps.config.depositBankAccounts, options.currency);
     if (!account) {
@@ -322,6 +323,18 @@ async function lockedDeposit(
   return row;
 }
 
+/** What the operator (or the sandbox) records of a bank payment. */
+interface ReceivedPaymentInput {
+  amount?: string;
+  reference?: string;
+  bank_transaction_id?: string;
+  further_payment?: boolean;
+}
+
+/** The reference a bank-transfer deposit's instructions show, if any. */
+const referenceShown = (row: repo.DepositRow): string | null =>
+  typeof row.instructions.reference === 'string' ? row.instructions.reference : null;
+
 /** A bank payment recorded, and whether the record made a new deposit for it. */
 export interface ReceivedPayment {
   created: boolean;
@@ -347,7 +360,7 @@ export async function receiveDeposit(
   deps: AppDeps,
   organisationId: string | null,
   id: string,
-  input: { amount?: string; reference?: string; bank_transaction_id?: string },
+  input: ReceivedPaymentInput,
 ): Promise<ReceivedPayment> {
   const record = (tx: PoolClient) => recordPayment(tx, deps, organisationId, id, input);
   try {
@@ -366,7 +379,7 @@ async function recordPayment(
   deps: AppDeps,
   organisationId: string | null,
   id: string,
-  input: { amount?: string; reference?: string; bank_transaction_id?: string },
+  input: ReceivedPaymentInput,
 ): Promise<ReceivedPayment> {
   const row = await lockedDeposit(tx, organisationId, id);
   if (row.method !== 'bank_transfer') {
@@ -376,11 +389,13 @@ async function recordPayment(
   }
   // The payer's reference, when the operator gives it, guards against crediting the wrong deposit. Banks
   // pass references on in capitals or with spaces, so those do not count.
+  // A deposit opened for a further payment has no reference of its own: it shows the one it was quoted by.
+  const own = row.reference ?? referenceShown(row);
   const quoted = input.reference === undefined ? undefined : comparableReference(input.reference);
-  if (quoted !== undefined && row.reference !== null && quoted !== comparableReference(row.reference)) {
+  if (quoted !== undefined && own !== null && quoted !== comparableReference(own)) {
     throw validationFailed(
       'reference',
-      `The payer quoted ${input.reference}, not this deposit's reference ${row.reference}: check the deposit`,
+      `The payer quoted ${input.reference}, not this deposit's reference ${own}: check the deposit`,
     );
   }
   const given = input.amount === undefined ? undefined : parseAmount(input.amount, row.currency, 'amount');
@@ -408,6 +423,15 @@ async function recordPayment(
     );
   }
   if (given === undefined) throw validationFailed('amount', 'amount is required for a further payment');
+  // A deposit credited without the bank's id cannot tell its own retry (now with an id) from another
+  // payment: the operator says which.
+  if (row.received_amount !== null && row.bank_transaction_id === null && input.further_payment !== true) {
+    throw conflict(
+      `The deposit ${row.id} was credited with ${formatAmount(row.received_amount, row.currency)} ${row.currency} ` +
+        'without a bank_transaction_id, so this record cannot be told apart from a retry of that one: if it is ' +
+        'another payment, send it again with "further_payment": true',
+    );
+  }
   const opened = await openDeposit(tx, deps, {
     organisationId: row.organisation_id,
     method: 'bank_transfer',

@@ -262,8 +262,10 @@ export function registerPaymentAdminRoutes(admin: App, deps: AppDeps): void {
             'transfer if it still awaits its deposit, as a payment to its current reference would, else it stays ' +
             'on the balance. That needs `bank_transaction_id` (422 without it). A record whose ' +
             '`bank_transaction_id` is already recorded, for this reference and amount: 200 with the deposit ' +
-            'that recorded it, nothing credited again; for another payment: 409. Idempotency-Key is not ' +
-            'honoured here: `bank_transaction_id` is what makes a retry safe, so give it on every record.',
+            'that recorded it, nothing credited again; for another payment: 409. A deposit credited without ' +
+            '`bank_transaction_id` cannot tell a retry of that record from another payment: a record quoting ' +
+            'it is 409 unless `further_payment` is true. Idempotency-Key is not honoured here: ' +
+            '`bank_transaction_id` is what makes a retry safe, so give it on every record.',
           params: DepositIdParams,
           body: ReceiveDepositBody,
           response: {

@@ -189,6 +189,14 @@ export const ReceiveDepositBody = component(
             'payment quoting the reference of a deposit that no longer waits; recommended on every record.',
         }),
       ),
+      further_payment: Type.Optional(
+        Type.Boolean({
+          description:
+            'true: this is another payment, not a retry of the record that credited the deposit. Needed only ' +
+            'for a payment quoting the reference of a deposit that was credited without bank_transaction_id ' +
+            '(409 without it), since nothing else tells the two apart.',
+        }),
+      ),
     },
     { additionalProperties: false },
   ),

@@ -315,8 +315,9 @@ describe('deposits (D21, D24)', () => {
       ],
       ['bank_transfer', 'EUR', 'received', null, '600.00', null],
     );
-    // It shows the instructions the payer followed, their reference included; it expects no amount.
-    assert.deepEqual(further.instructions, { ...deposit.instructions, amount: null });
+    // It shows the instructions the payer followed, their reference and amount included; it expects no
+    // amount of its own.
+    assert.deepEqual(further.instructions, deposit.instructions);
     assert.deepEqual((await api.get(`${DEPOSITS}/${further.id}`)).json(), further);
     assert.equal((await byReference()).json().id, deposit.id, 'the reference keeps naming the first deposit');
     assert.deepEqual(await balance(api, 'EUR'), { available: '1001000.00', held: '0.00' });
@@ -376,6 +377,54 @@ describe('deposits (D21, D24)', () => {
     assert.deepEqual(await ledgerViolations(t.db.pool), []);
   });
 
+  it('never credits twice a payment first recorded without bank_transaction_id and retried with one', async () => {
+    const api = await organisation();
+    const deposit = await create(api, {
+      currency: 'EUR',
+      method: 'bank_transfer',
+      expected_amount: '100.00',
+    });
+    const reference = String(deposit.instructions.reference);
+    expectStatus(
+      await admin(`/admin/v1/deposits/${deposit.id}/receive`, { amount: '100.00', reference }),
+      200,
+    );
+    // The answer was lost; the operator retries, now with the statement's id of the payment.
+    const retry = await admin(`/admin/v1/deposits/${deposit.id}/receive`, {
+      amount: '100.00',
+      reference,
+      bank_transaction_id: 'STMT-RETRY',
+    });
+    expectStatus(retry, 409);
+    assert.equal(errorBody(retry.body).code, 'CONFLICT');
+    assert.deepEqual(await balance(api, 'EUR'), { available: '1000100.00', held: '0.00' });
+    // Another payment says so, and is credited once, as a deposit of its own.
+    const another = await admin(`/admin/v1/deposits/${deposit.id}/receive`, {
+      amount: '100.00',
+      reference,
+      bank_transaction_id: 'STMT-ANOTHER',
+      further_payment: true,
+    });
+    expectStatus(another, 201);
+    assert.deepEqual(await balance(api, 'EUR'), { available: '1000200.00', held: '0.00' });
+    // A record against that new deposit's id still checks the payer's reference against the one it shows.
+    const wrong = await admin(`/admin/v1/deposits/${another.json().id}/receive`, {
+      amount: '5.00',
+      reference: 'PSDWRONGWRONG',
+      bank_transaction_id: 'STMT-WRONG',
+    });
+    expectStatus(wrong, 422);
+    assert.deepEqual(
+      [errorBody(wrong.body).field, errorBody(wrong.body).error],
+      [
+        'reference',
+        `The payer quoted PSDWRONGWRONG, not this deposit's reference ${reference}: check the deposit`,
+      ],
+    );
+    assert.deepEqual(await balance(api, 'EUR'), { available: '1000200.00', held: '0.00' });
+    assert.deepEqual(await ledgerViolations(t.db.pool), []);
+  });
+
   it('records a payment quoting the reference of an expired, failed or reversed deposit as a new deposit', async () => {
     const api = await organisation();
     const expired = await create(api, { currency: 'USD', method: 'bank_transfer', expected_amount: '50.00' });
@@ -390,10 +439,25 @@ describe('deposits (D21, D24)', () => {
     expectStatus(await admin(`/admin/v1/deposits/${reversed.id}/receive`, { amount: '50.00' }), 200);
     expectStatus(await admin(`/admin/v1/deposits/${reversed.id}/reverse`), 200);
     assert.deepEqual(await balance(api, 'USD'), { available: '1000000.00', held: '0.00' });
+    // The reversed deposit was credited without the bank's id: a record quoting it may be a retry of that
+    // one, so the operator must say it is another payment.
+    const unsure = await admin(`/admin/v1/deposits/${reversed.id}/receive`, {
+      amount: '50.00',
+      bank_transaction_id: 'LATE-2',
+    });
+    expectStatus(unsure, 409);
+    assert.deepEqual(
+      [errorBody(unsure.body).code, errorBody(unsure.body).error],
+      [
+        'CONFLICT',
+        `The deposit ${reversed.id} was credited with 50.00 USD without a bank_transaction_id, so this record cannot be told apart from a retry of that one: if it is another payment, send it again with "further_payment": true`,
+      ],
+    );
     for (const [index, deposit] of [expired, failed, reversed].entries()) {
       const late = await admin(`/admin/v1/deposits/${deposit.id}/receive`, {
         amount: '50.00',
         bank_transaction_id: `LATE-${index}`,
+        ...(deposit === reversed ? { further_payment: true } : {}),
       });
       expectStatus(late, 201);
       assert.deepEqual([late.json().status, late.json().received_amount], ['received', '50.00']);

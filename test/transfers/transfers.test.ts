@@ -379,7 +379,11 @@ describe('transfers (D20)', () => {
       [completed.deposit!.id, completed.deposit!.status, completed.deposit!.received_amount],
       [fullDeposit.id, 'received', '1000.00'],
     );
-    assert.equal(completed.deposit_instructions!.reference, reference);
+    // The instructions the payer followed: the first leg's reference and amount (D20).
+    assert.deepEqual(
+      [completed.deposit_instructions!.reference, completed.deposit_instructions!.amount],
+      [reference, '1000.00'],
+    );
     // The leg it no longer waits on stays open until its own expiry.
     assert.equal((await api.get(`/api/v1/payments/deposits/${current}`)).json().status, 'pending');
     // 400.00 + 600.00 + 1000.00 came in, the source amount went out.

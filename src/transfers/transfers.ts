@@ -607,7 +607,8 @@ export async function onDepositReceived(
     await stop(tx, deps, row, 'rejected', `${refusal}; ${credited}, credited to the balance`);
     return;
   }
-  if (new Decimal(deposit.amount).gte(new Decimal(row.source_amount))) {
+  const enough = new Decimal(deposit.amount).gte(new Decimal(row.source_amount));
+  if (enough) {
     // A balance that was below zero (a deposit reversed after it was spent) may still be short after the
     // credit: the transfer then waits, as after an under-payment. The credit holds the balance's row lock
     // until commit, so what is read here is what the funding would debit.
@@ -627,21 +628,15 @@ export async function onDepositReceived(
       );
       return;
     }
-    await waitAgain(
-      tx,
-      deps,
-      row,
-      deposit.id,
-      `${credited}, credited to the balance, which stays below the source amount`,
-    );
-    return;
   }
   await waitAgain(
     tx,
     deps,
     row,
     deposit.id,
-    `${credited}, less than the source amount; it was credited to the balance`,
+    enough
+      ? `${credited}, credited to the balance, which stays below the source amount`
+      : `${credited}, less than the source amount; it was credited to the balance`,
   );
 }
 

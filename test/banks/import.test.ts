@@ -33,6 +33,14 @@ describe('bank directory import', () => {
       payload: csv,
     });
 
+  const postCsvWithoutKey = () =>
+    t.app.inject({
+      method: 'POST',
+      url: '/admin/v1/banks/import',
+      headers: { 'content-type': 'text/csv' },
+      payload: HEADER,
+    });
+
   /** Everything the directory holds, to prove a refused import changed nothing. */
   const snapshot = async () => ({
     banks: (await t.db.pool.query('SELECT * FROM banks ORDER BY id')).rows,
@@ -346,12 +354,7 @@ describe('bank directory import', () => {
     assert.equal(none.statusCode, 400, none.body);
     const charset = await postCsv(`${HEADER}\n`, 'text/csv; charset=utf-8');
     assert.equal(charset.statusCode, 200, charset.body);
-    const anonymous = await t.app.inject({
-      method: 'POST',
-      url: '/admin/v1/banks/import',
-      headers: { 'content-type': 'text/csv' },
-      payload: HEADER,
-    });
+    const anonymous = await postCsvWithoutKey();
     assert.equal(anonymous.statusCode, 401);
   });
 
@@ -398,12 +401,7 @@ describe('bank directory import', () => {
     assert.equal(imported.statusCode, 200, imported.body);
     const badHeader = await postCsv('country,bank_name\nFR,La Banque Postale');
     assert.equal(badHeader.statusCode, 422, badHeader.body);
-    const anonymous = await t.app.inject({
-      method: 'POST',
-      url: '/admin/v1/banks/import',
-      headers: { 'content-type': 'text/csv' },
-      payload: HEADER,
-    });
+    const anonymous = await postCsvWithoutKey();
     assert.equal(anonymous.statusCode, 401);
     const ifsc = await t.app.inject({
       method: 'POST',

@@ -62,7 +62,11 @@ export interface FieldSet {
   account: readonly FieldSpec[];
 }
 
-const NAME_PATTERN = '^[^\\u0000]*$';
+/**
+ * Text a bank file or a payout rail takes as it is: no control characters (line breaks included) and no
+ * bidirectional controls, which would show a name other than the one stored.
+ */
+const NAME_PATTERN = '^[^\\u0000-\\u001F\\u007F-\\u009F\\u202A-\\u202E\\u2066-\\u2069]*$';
 const EMAIL_PATTERN = '^[^\\s@\\u0000]+@[^\\s@\\u0000]+\\.[^\\s@\\u0000]+$';
 
 /** The fields every beneficiary has, whatever its field set (D19). */

@@ -318,6 +318,22 @@ describe('beneficiary field sets', () => {
       ['name', { name: '\u{1D400}' }, 'name must be 2 to 140 characters long'],
       ['name', { name: '\u{20000}'.repeat(141) }, 'name must be 2 to 140 characters long'],
       ['name', { name: '  --  ' }, 'name must contain letters or digits'],
+      // A line break or a bidirectional override would make the name read otherwise in a bank file or a list.
+      [
+        'name',
+        { name: 'Ann\nSmith' },
+        'name must match ^[^\\u0000-\\u001F\\u007F-\\u009F\\u202A-\\u202E\\u2066-\\u2069]*$',
+      ],
+      [
+        'name',
+        { name: 'Ann Smith\u0007' },
+        'name must match ^[^\\u0000-\\u001F\\u007F-\\u009F\\u202A-\\u202E\\u2066-\\u2069]*$',
+      ],
+      [
+        'address.line1',
+        { address: { line1: 'Main St \u202E1' } },
+        'address.line1 must match ^[^\\u0000-\\u001F\\u007F-\\u009F\\u202A-\\u202E\\u2066-\\u2069]*$',
+      ],
       ['entity_type', { entity_type: 'company' }, 'entity_type must be one of: individual, business'],
       [
         'address.country',

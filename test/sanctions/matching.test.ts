@@ -48,6 +48,18 @@ describe('name normalisation', () => {
     assert.deepEqual(nameTokens('!!! ...'), []);
   });
 
+  it('drops characters that show nothing instead of splitting a word on them; whitespace still splits', () => {
+    // Soft hyphen, zero-width space, zero-width joiner, word joiner, right-to-left override, BOM, BEL.
+    for (const invisible of ['\u00AD', '\u200B', '\u200D', '\u2060', '\u202E', '\uFEFF', '\u0007']) {
+      assert.deepEqual(
+        nameTokens(`Ivan Pet${invisible}rov`),
+        ['ivan', 'petrov'],
+        `U+${invisible.codePointAt(0)!.toString(16).toUpperCase()}`,
+      );
+    }
+    assert.deepEqual(nameTokens('Ivan\tPetrov\nSergeyevich'), ['ivan', 'petrov', 'sergeyevich']);
+  });
+
   it('drops legal forms from organisation names only, and keeps a name made only of them', () => {
     assert.deepEqual(normaliseName('ACME Trading S.A. de C.V.', true), ['acme', 'trading']);
     assert.deepEqual(normaliseName('Acme GmbH & Co. KG', true), ['acme']);

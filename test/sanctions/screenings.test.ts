@@ -135,6 +135,12 @@ describe('screenings', () => {
       assert.equal(body.created_at, body.updated_at);
     });
 
+    it('matches a listed name written with an invisible character inside a word', async () => {
+      const body = await create({ entity_type: 'individual', name: 'Ivan Sergeyevich Pet\u00ADrov' });
+      assert.equal(body.match_status, 'potential_match');
+      assert.equal(body.hits[0]?.score, '1.00');
+    });
+
     it('answers no_match with no hits for an unrelated name', async () => {
       const body = await create({ entity_type: 'organisation', name: 'Acme Widgets Limited' });
       assert.equal(body.match_status, 'no_match');

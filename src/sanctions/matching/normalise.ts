@@ -141,6 +141,12 @@ const LEGAL_FORM_SEQUENCES: readonly (readonly string[])[] = [
 ];
 
 const MARKS = /\p{M}/gu;
+/**
+ * Characters that show nothing (soft hyphen, zero-width space and joiners, bidirectional controls, BOM:
+ * Unicode's default-ignorable code points) and control characters other than whitespace. They are dropped,
+ * not read as word breaks: "Pet\u00ADrov" looks like "Petrov" and must be screened as it.
+ */
+const INVISIBLE = /(?![\t\n\v\f\r])[\p{Default_Ignorable_Code_Point}\p{Cc}]/gu;
 const JOINERS = /['’‘`´.]/g;
 const BREAKS = /[^\p{L}\p{N}]+/gu;
 const NEEDS_FOLD = /[^a-z0-9 ]/;
@@ -154,7 +160,7 @@ function fold(text: string): string {
 
 /** The words of a name, normalised (no legal-form removal). */
 export function nameTokens(name: string): string[] {
-  const cleaned = fold(name.normalize('NFKD').replace(MARKS, '').toLowerCase())
+  const cleaned = fold(name.replace(INVISIBLE, '').normalize('NFKD').replace(MARKS, '').toLowerCase())
     .replace(JOINERS, '')
     .replace(BREAKS, ' ')
     .trim();

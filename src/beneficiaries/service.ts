@@ -360,10 +360,19 @@ export async function updateBeneficiary(
 
     let status: BeneficiaryStatus = current.status;
     let screeningId = current.screening_id;
-    if (nameChanged) {
+    // The date of birth and the country weigh in the score (D18), so a change of either is screened too.
+    // It only ever holds a beneficiary: one in review stays there, on its new screening if that is a hit,
+    // else on the one that waits for the operator (a new birth date is no way out of a review).
+    const weighedChanged =
+      fields.date_of_birth !== current.date_of_birth || fields.address.country !== current.address.country;
+    if (nameChanged || weighedChanged) {
       const screening = await screenName(tx, deps, organisationId, current.id, fields);
-      status = statusAfter(screening.match_status);
-      screeningId = screening.id;
+      if (nameChanged || current.status === 'active') {
+        status = statusAfter(screening.match_status);
+        screeningId = screening.id;
+      } else if (screening.match_status !== 'no_match') {
+        screeningId = screening.id;
+      }
     }
     const row = await repo.updateBeneficiary(tx, current.id, {
       status,

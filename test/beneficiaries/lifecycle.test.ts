@@ -237,6 +237,46 @@ describe('beneficiary lifecycle', () => {
       );
     });
 
+    it('a new date of birth or country is screened again: it can hold an active beneficiary, never free one in review', async () => {
+      // The sandbox entry QUARRINGTON, Zebulon Ambrose: born 1961-07-14, GB. Another birth date and country
+      // take 0.15 and 0.10 off the exact name's 1.00: 0.75, under the 0.85 threshold.
+      const elsewhere = {
+        date_of_birth: '1990-01-01',
+        address: { line1: 'Hauptstr. 1', city: 'Berlin', country: 'DE' },
+      };
+      const listed = {
+        date_of_birth: '1961-07-14',
+        address: { line1: '1 High St', city: 'London', country: 'GB' },
+      };
+      const name = 'Zebulon Ambrose Quarrington';
+      const active = await createBeneficiary(api, bodyOf('DE', { name, ...elsewhere }));
+      assert.equal(active.status, 'active');
+      const held = (await api.patch(`${BENEFICIARIES}/${active.id}`, listed)).json() as BeneficiaryJson;
+      assert.equal(held.status, 'in_review');
+      assert.notEqual(held.screening_id, active.screening_id);
+      const screening = await screeningOf(held.screening_id);
+      assert.deepEqual(
+        [screening.match_status, screening.date_of_birth, screening.country],
+        ['potential_match', '1961-07-14', 'GB'],
+      );
+
+      const inReview = await createBeneficiary(api, bodyOf('DE', { name, ...listed }));
+      assert.equal(inReview.status, 'in_review');
+      const moved = (await api.patch(`${BENEFICIARIES}/${inReview.id}`, elsewhere)).json() as BeneficiaryJson;
+      assert.deepEqual([moved.status, moved.screening_id], ['in_review', inReview.screening_id]);
+      assert.deepEqual(
+        (await eventsOf(inReview.id)).map(({ code, previous, status }) => [code, previous, status]),
+        [
+          ['beneficiary.created', null, 'in_review'],
+          ['beneficiary.in_review', null, 'in_review'],
+          ['beneficiary.updated', 'in_review', 'in_review'],
+        ],
+      );
+      // The operator's review of the name decides.
+      await review(inReview.screening_id, 'cleared');
+      assert.equal((await get(inReview.id)).status, 'active');
+    });
+
     it('every update is announced, each with its own event', async () => {
       const created = await createBeneficiary(api, bodyOf('GB'));
       await api.patch(`${BENEFICIARIES}/${created.id}`, { email: 'oliver@example.com' });

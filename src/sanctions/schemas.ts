@@ -147,7 +147,13 @@ export const ReviewBody = component(
       decision: StringEnum(REVIEW_DECISIONS, {
         description: 'confirmed_match: the name is the listed party. cleared: it is not.',
       }),
-      note: StoredText({ minLength: 1, maxLength: 2000, description: 'Why: kept with the screening.' }),
+      // A note of spaces records no reason: D23 logs each decision with its grounds.
+      note: Type.String({
+        minLength: 1,
+        maxLength: 2000,
+        pattern: '^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$',
+        description: 'Why: kept with the screening. Not blank.',
+      }),
     },
     {
       additionalProperties: false,

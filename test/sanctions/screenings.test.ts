@@ -381,12 +381,14 @@ describe('screenings', () => {
         'VALIDATION_FAILED',
         'note',
       );
-      expectError(
-        await admin(t, 'POST', REVIEW(made.id), { decision: 'cleared', note: '' }),
-        422,
-        'VALIDATION_FAILED',
-        'note',
-      );
+      for (const note of ['', '   ', '\n\t']) {
+        expectError(
+          await admin(t, 'POST', REVIEW(made.id), { decision: 'cleared', note }),
+          422,
+          'VALIDATION_FAILED',
+          'note',
+        );
+      }
       expectError(
         await admin(t, 'POST', REVIEW('scr_01JD3V6M2Q8W1X4Y5Z6A7B8C9D'), { decision: 'cleared', note: 'x' }),
         404,

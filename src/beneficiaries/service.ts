@@ -523,6 +523,7 @@ export async function payoutDestination(
     payoutMethod: view.payout_method,
     name: view.name,
     entityType: view.entity_type,
+    dateOfBirth: view.date_of_birth,
     accountIdentifier: (identifierField && view.account[identifierField]) || '',
     address: view.address,
     // The view's account is the opened account itself (openAccount): its values are all strings.

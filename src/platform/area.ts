@@ -197,6 +197,8 @@ export interface PayoutDestination {
   /** Who is paid: a transfer screens them again at confirm (D20). */
   name: string;
   entityType: 'individual' | 'business';
+  /** An individual's date of birth, or null: screened with the name, as the beneficiary was (D18). */
+  dateOfBirth: string | null;
   /** The account identifier the rail needs (IBAN, account number, CLABE, mobile number). */
   accountIdentifier: string;
   /** Where the beneficiary lives, as `GET /api/v1/beneficiaries/{id}` answers it. */

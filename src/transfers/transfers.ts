@@ -353,7 +353,8 @@ async function confirmIn(
   }
   const network = assertFundable(deps, quote.source_currency, input);
   const id = newPublicId('trf');
-  // The beneficiary is screened again (D20): a hit holds the transfer in review until the operator decides.
+  // The beneficiary is screened again (D20), with what it was screened with (its birth date and country
+  // weigh in the score): a hit holds the transfer in review until the operator decides.
   const screening = await screen(
     tx,
     deps,
@@ -361,6 +362,8 @@ async function confirmIn(
     {
       entity_type: beneficiary.entityType === 'business' ? 'organisation' : 'individual',
       name: beneficiary.name,
+      ...(beneficiary.dateOfBirth !== null ? { date_of_birth: beneficiary.dateOfBirth } : {}),
+      country: beneficiary.address.country,
     },
     { type: 'transfer', id },
   );

@@ -608,6 +608,7 @@ describe('beneficiary lifecycle', () => {
           payoutMethod: VALID[key].payout_method,
           name: VALID[key].name,
           entityType,
+          dateOfBirth: read.date_of_birth,
           accountIdentifier: identifier,
           address: read.address,
           account: read.account,

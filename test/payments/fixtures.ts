@@ -37,6 +37,7 @@ export const testBeneficiaries: Area = {
         payoutMethod: 'bank_account' as const,
         name: row.name,
         entityType: 'individual' as const,
+        dateOfBirth: null,
         accountIdentifier: row.account,
         address: { line1: '1 Main Street', city: 'Berlin', postal_code: null, country: row.country },
         account: { iban: row.account },

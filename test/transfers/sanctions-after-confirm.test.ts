@@ -111,6 +111,27 @@ describe('no payout to a name a sanctions review confirmed (D18, D20, D21)', () 
   const handedOff = async (payoutId: string) =>
     (await t.db.pool.query('SELECT 1 FROM payout_hand_offs WHERE payout_id = $1', [payoutId])).rowCount === 1;
 
+  it("screens a transfer's beneficiary with its birth date and country, as the beneficiary was screened", async () => {
+    const api = apiClient(t, await t.tenant());
+    // The sandbox entry QUARRINGTON, Zebulon Ambrose was born 1961-07-14 in GB: another birth date and
+    // country bring the exact name's 1.00 down to 0.75, under the threshold.
+    const created = await createBeneficiary(
+      api,
+      bodyOf('DE', { name: 'Zebulon Ambrose Quarrington', date_of_birth: '1990-01-01' }),
+    );
+    assert.equal(created.status, 'active');
+    const transfer = (await bankTransfer(api, created.id)) as TransferJson & { screening_id: string };
+    const screening = (await ok(api.get(`/api/v1/sanctions/screenings/${transfer.screening_id}`))) as {
+      match_status: string;
+      date_of_birth: string | null;
+      country: string | null;
+    };
+    assert.deepEqual(
+      [screening.match_status, screening.date_of_birth, screening.country],
+      ['no_match', '1990-01-01', 'DE'],
+    );
+  });
+
   it('rejects a transfer whose beneficiary was blocked and then deleted, when its money comes', async () => {
     startJobs();
     const api = apiClient(t, await t.tenant());

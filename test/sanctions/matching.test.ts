@@ -344,4 +344,34 @@ describe('blocking', () => {
     const share = scored / queries.length / generated.nameCount;
     assert.ok(share < 0.02, `blocking scored ${(share * 100).toFixed(2)} % of the names per screening`);
   });
+
+  it('scores only the names with enough words for a name of initials, and finds what a full scan finds', () => {
+    // Initials alone can match ("I S P" for IVANOV, Sergei Pavlovich), so such a name is not blocked on its
+    // words; but a list name matches at most as many initials as it has words.
+    const initialsOf = (name: string) =>
+      nameTokens(name)
+        .map((word) => word[0])
+        .join(' ');
+    const cases = [
+      ...queries.slice(0, 40).map(({ query }) => ({ ...query, name: initialsOf(query.name) })),
+      {
+        entityType: 'individual' as const,
+        name: Array.from({ length: 150 }, (_, i) => 'abcdefghij'[i % 10]).join(' '),
+      },
+      { entityType: 'individual' as const, name: 'I S Petrov' },
+    ];
+    let scored = 0;
+    for (const query of cases) {
+      const stats = { scored: 0 };
+      const blocked = generated.match(query, THRESHOLD, { stats });
+      assert.deepEqual(blocked, generated.match(query, THRESHOLD, { blocking: false }), query.name);
+      scored = stats.scored;
+    }
+    // The last but one: 150 initials need a list name of at least 119 words; none has that many.
+    const many = cases.at(-2)!;
+    const stats = { scored: 0 };
+    generated.match(many, THRESHOLD, { stats });
+    assert.equal(stats.scored, 0);
+    assert.ok(scored > 0, 'a name of a few initials and a word is still scored against names');
+  });
 });

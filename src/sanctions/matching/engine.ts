@@ -472,8 +472,18 @@ export class MatchIndex {
     const initials = query.filter((token) => token.length === 1).length;
     const needed = (threshold - 0.005 - (1 - QUERY_WEIGHT)) / QUERY_WEIGHT;
     if (initials / total >= needed) {
-      // The initials alone could make a hit: nothing to block on.
-      return Array.from({ length: this.nameCount }, (_, index) => index);
+      // The initials alone could make a hit: no word to block on. But a name matches at most as many
+      // screened words as it has words (one to one, each at most 1), so one with fewer words than the
+      // longest screened words need to reach the threshold cannot: a name of many initials scores few names.
+      const lengths = query.map((token) => token.length).sort((a, b) => b - a);
+      let fewest = 0;
+      for (let covered = 0; covered / total < needed; fewest++) covered += lengths[fewest]!;
+      const { offsets } = this.nameTokens;
+      const kept: number[] = [];
+      for (let nameId = 0; nameId < this.nameCount; nameId++) {
+        if (offsets[nameId + 1]! - offsets[nameId]! >= fewest) kept.push(nameId);
+      }
+      return kept;
     }
     this.beginSearch();
     const search = this.nextGeneration();

@@ -21,7 +21,9 @@
 // scores them; every name holding such a token gains, per screened token, its best token score. Only names
 // whose gains can still reach the threshold (an upper bound of the first term above, with the second term
 // at its maximum) are scored in full. A pair that matches above TOKEN_FLOOR while sharing fewer trigrams
-// is missed: the price of not scanning; the tests compare blocked results with a full scan.
+// is missed: the price of not scanning; the tests compare blocked results with a full scan. A name whose
+// initials alone could reach the threshold has no word to block on: it is scored against the names with
+// enough words to match that many of its words, an exact bound.
 import jaroWinkler from 'talisman/metrics/jaro-winkler.js';
 import { withinAny } from '../formats/dates.ts';
 import { ENTRY_TYPES, type EntryType, type ListEntry } from '../formats/types.ts';

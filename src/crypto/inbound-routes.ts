@@ -53,10 +53,19 @@ export function registerInboundAdminRoutes(admin: App, deps: AppDeps): void {
           description:
             'What a chain indexer posts. Idempotent by network, tx_hash and log_index: 201 with the deposit it ' +
             'created, 200 with the same deposit on a repeat (its confirmations advanced; it is credited once). ' +
-            "detected until the network's confirmations (CRYPTO_CONFIRMATIONS), then received. 404 when no " +
-            'deposit address matches.',
+            'A hex tx_hash is case-insensitive. A repeat must name the same address, asset and amount (409 ' +
+            'otherwise): each output of a transaction that pays several needs its own log_index (on bitcoin, ' +
+            "the output index). detected until the network's confirmations (CRYPTO_CONFIRMATIONS), then " +
+            'received. 404 when no deposit address matches.',
           body: ChainDepositBody,
-          response: { 200: Deposit, 201: Deposit, 401: ErrorBody, 404: ErrorBody, 422: ErrorBody },
+          response: {
+            200: Deposit,
+            201: Deposit,
+            401: ErrorBody,
+            404: ErrorBody,
+            409: ErrorBody,
+            422: ErrorBody,
+          },
         },
       },
       async (request, reply) => {

@@ -15,7 +15,7 @@ import { creditDeposit, depositView, moveDeposit, openDeposit } from '../payment
 import * as payments from '../payments/repository.ts';
 import type { DepositView } from '../payments/schemas.ts';
 import type { AppDeps } from '../platform/deps.ts';
-import { notFound, validationFailed } from '../platform/errors.ts';
+import { conflict, notFound, validationFailed } from '../platform/errors.ts';
 import { scheduleJob } from '../platform/jobs/runner.ts';
 import { Decimal, parseAmount } from '../platform/money.ts';
 import { carries, isNetworkCode, type NetworkCode } from './networks.ts';
@@ -62,15 +62,28 @@ export async function recordChainDeposit(
     throw notFound('No deposit address matches address on this network');
   }
   const required = deps.config.cryptoConfirmations[input.network];
+  const txHash = chainTransactionId(input.tx_hash);
+  if (txHash === '') throw validationFailed('tx_hash', 'tx_hash must not be blank');
+  const address = match.depositAddress.address;
   const record = async (tx: PoolClient): Promise<RecordedDeposit> => {
     const logIndex = input.log_index ?? null;
-    const seen = await payments.lockDepositByChain(tx, input.network, input.tx_hash, logIndex);
-    if (seen)
+    const seen = await payments.lockDepositByChain(tx, input.network, txHash, logIndex);
+    if (seen) {
+      // A repeat names the same output; one that differs is another output of the transaction (a batch
+      // paying several addresses) or a mistake, and never passes for the recorded one.
+      if (seen.address !== address || seen.currency !== input.asset || !amount.eq(seen.received_amount!)) {
+        throw conflict(
+          `The output ${txHash}${logIndex === null ? '' : ` (log_index ${logIndex})`} on ${input.network} is ` +
+            `recorded as ${seen.received_amount} ${seen.currency} to ${seen.address}: a repeat must name the same ` +
+            'address, asset and amount, and each output of a transaction that pays several needs its own ' +
+            'log_index (on bitcoin, the output index)',
+        );
+      }
       return {
         created: false,
         deposit: depositView(await advance(tx, deps, seen, input.confirmations, required)),
       };
-    const address = match.depositAddress.address;
+    }
     let row =
       (await payments.lockPendingDepositAt(tx, input.network, address, input.asset)) ??
       (await openDeposit(tx, deps, {
@@ -84,7 +97,7 @@ export async function recordChainDeposit(
         expiresAt: new Date(Date.now() + deps.config.depositTtlSeconds * 1000),
       }));
     row = await payments.updateDeposit(tx, row.id, {
-      tx_hash: input.tx_hash,
+      tx_hash: txHash,
       log_index: logIndex,
       received_amount: amount.toFixed(),
       confirmations: input.confirmations,
@@ -106,6 +119,16 @@ export async function recordChainDeposit(
     if (pgErrorCode(error) !== PG_UNIQUE_VIOLATION || pgConstraint(error) !== CHAIN_UNIQUE_INDEX) throw error;
     return withTransaction(deps.pool, record, LOCK_ORDER_RETRIES);
   }
+}
+
+/**
+ * A transaction id as every indexer writes it: hex ids (EVM `0x…`, Bitcoin and Tron txids) are
+ * case-insensitive, so they are kept in lower case; surrounding spaces are dropped. The same transaction
+ * then always finds its recorded deposit, however the indexer spelled it.
+ */
+export function chainTransactionId(raw: string): string {
+  const trimmed = raw.trim();
+  return /^(0x)?[0-9a-f]+$/i.test(trimmed) ? trimmed.toLowerCase() : trimmed;
 }
 
 /**

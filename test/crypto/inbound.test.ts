@@ -13,6 +13,7 @@ import {
   createBeneficiaryTable,
   DEPOSITS,
   eventsOf,
+  expectStatus,
   runJobs,
   testBeneficiaries,
   transactionsOf,
@@ -103,6 +104,41 @@ describe('inbound crypto deposits (D22)', () => {
     const other = await indexer({ ...notification, log_index: 4 });
     assert.equal(other.statusCode, 201);
     assert.notEqual(other.json().id, deposit.id);
+  });
+
+  it('knows a transaction however its hash is written, and never takes another output for a repeat', async () => {
+    const api = await organisation();
+    const [first, second] = [await address(api, 'bitcoin', 'BTC'), await address(api, 'bitcoin', 'BTC')];
+    const output = {
+      network: 'bitcoin',
+      address: first.address,
+      asset: 'BTC',
+      amount: '0.50000000',
+      tx_hash: 'AB12CD34EF',
+      confirmations: 3,
+    };
+    expectStatus(await indexer(output), 201);
+    // Hex ids are case-insensitive: the same transaction in lower case and with spaces is a repeat.
+    const repeat = await indexer({ ...output, tx_hash: '  ab12cd34ef ' });
+    expectStatus(repeat, 200);
+    assert.equal(repeat.json().tx_hash, 'ab12cd34ef');
+    // Another output of the batch, without its own log_index, or the same output with another amount: 409,
+    // nothing credited or changed.
+    for (const changed of [{ address: second.address }, { amount: '5.00000000' }]) {
+      const clash = await indexer({ ...output, ...changed });
+      expectStatus(clash, 409);
+      assert.equal(
+        errorBody(clash.body).error,
+        `The output ab12cd34ef on bitcoin is recorded as 0.50000000 BTC to ${first.address}: a repeat must name the same address, asset and amount, and each output of a transaction that pays several needs its own log_index (on bitcoin, the output index)`,
+      );
+    }
+    assert.deepEqual(await balance(api, 'BTC'), { available: '0.50000000', held: '0.00000000' });
+    // With its output index, the other output is a deposit of its own.
+    expectStatus(await indexer({ ...output, address: second.address, log_index: 1 }), 201);
+    assert.deepEqual(await balance(api, 'BTC'), { available: '1.00000000', held: '0.00000000' });
+    const blank = await indexer({ ...output, tx_hash: '   ' });
+    expectStatus(blank, 422);
+    assert.equal(errorBody(blank.body).field, 'tx_hash');
   });
 
   it('answers identical notifications arriving together as it answers a repeat, and credits once', async () => {

@@ -140,14 +140,17 @@ function checkCountry(value: string, field: string): string {
   return value;
 }
 
-/** A percent (D16): a decimal string 0..100 with at most 4 decimals, no sign or exponent. */
-const PERCENT = /^(0|[1-9]\d{0,2})(\.\d{1,4})?$/;
+/**
+ * A percent (D16): a decimal string from 0 to below 100 with at most 4 decimals, no sign or exponent. A fee
+ * or markup of 100 % would leave nothing to pay out.
+ */
+const PERCENT = /^(0|[1-9]\d?)(\.\d{1,4})?$/;
 
 function checkPercent(value: string, field: string): string {
-  if (!PERCENT.test(value) || new Decimal(value).gt(100)) {
+  if (!PERCENT.test(value)) {
     throw validationFailed(
       field,
-      `${field} must be a percent from 0 to 100 as a decimal string with at most 4 decimals, such as "0.50"; got ${JSON.stringify(value)}`,
+      `${field} must be a percent from 0 to below 100 as a decimal string with at most 4 decimals, such as "0.50"; got ${JSON.stringify(value)}`,
     );
   }
   return value;

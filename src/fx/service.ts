@@ -284,6 +284,14 @@ export function checkRateSet(
     if (code === base) {
       throw validationFailed(field, `${field}: the base currency is 1 by definition; leave it out`);
     }
+    // A pegged currency takes its anchor's rate (D15): a rate posted for it would be stored and never used.
+    const pegged = ownEntry(pegs, code);
+    if (pegged !== undefined) {
+      throw validationFailed(
+        field,
+        `${field}: ${code} is pegged to ${pegged} (FX_PEGS) and takes its rates; leave it out`,
+      );
+    }
     return [code, parseRate(value, field)];
   });
   return { provider: input.provider, base, asOf, rates };

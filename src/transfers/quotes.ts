@@ -66,13 +66,30 @@ export async function createQuote(
     feePercent: corridor.fee_percent,
     fxMarkupPercent: corridor.fx_markup_percent,
   };
+  // A corridor stored before fees and markups were held under 100 % pays nothing out: no price exists.
+  if (terms.feePercent.gte(100) || terms.fxMarkupPercent.gte(100)) {
+    throw new AppError(
+      'CORRIDOR_UNAVAILABLE',
+      'The corridor takes all of the amount in fees: it cannot be quoted',
+    );
+  }
   const rate = quotedRate(terms);
   const limits = `${formatAmount(corridor.min_amount, corridor.source_currency)} to ${formatAmount(corridor.max_amount, corridor.source_currency)} ${corridor.source_currency}`;
+  const outsideLimits = (field: 'source_amount' | 'destination_amount', sourceAmount: Decimal) =>
+    validationFailed(
+      field,
+      `The source amount ${formatAmount(sourceAmount, corridor.source_currency)} is outside the corridor's limits: ${limits}`,
+    );
   let price: Price;
   let field: 'source_amount' | 'destination_amount';
   if (input.source_amount !== undefined) {
     field = 'source_amount';
-    price = priceFromSource(terms, rate, parseAmount(input.source_amount, corridor.source_currency, field));
+    const sourceAmount = parseAmount(input.source_amount, corridor.source_currency, field);
+    // The limits first (D14: the message gives them), then whether anything is left to pay out.
+    if (sourceAmount.lt(corridor.min_amount) || sourceAmount.gt(corridor.max_amount)) {
+      throw outsideLimits(field, sourceAmount);
+    }
+    price = priceFromSource(terms, rate, sourceAmount);
     if (price.destinationAmount.lte(0)) {
       throw validationFailed(field, 'source_amount does not cover the fee: nothing would be paid out');
     }
@@ -86,10 +103,7 @@ export async function createQuote(
     price = priceFromDestination(terms, rate, wanted);
   }
   if (price.sourceAmount.lt(corridor.min_amount) || price.sourceAmount.gt(corridor.max_amount)) {
-    throw validationFailed(
-      field,
-      `The source amount ${formatAmount(price.sourceAmount, corridor.source_currency)} is outside the corridor's limits: ${limits}`,
-    );
+    throw outsideLimits(field, price.sourceAmount);
   }
   const id = newPublicId('qte');
   const expiresAt = new Date(now.getTime() + deps.config.quoteTtlSeconds * 1000);

@@ -425,8 +425,22 @@ describe('operators manage corridors (D16, D23)', () => {
     assert.equal(equal.statusCode, 201, equal.body);
   });
 
-  it('rejects percents outside 0..100 or not a decimal string with 422 naming the field', async () => {
-    for (const value of ['100.01', '101', '-0.5', '0.12345', '1e1', '', ' 1', '.5', '00.5', 0.5]) {
+  it('rejects percents outside 0..<100 or not a decimal string with 422 naming the field', async () => {
+    // 100 % would leave nothing to pay out (and a destination-mode quote could find no source amount).
+    for (const value of [
+      '100',
+      '100.00',
+      '100.01',
+      '101',
+      '-0.5',
+      '0.12345',
+      '1e1',
+      '',
+      ' 1',
+      '.5',
+      '00.5',
+      0.5,
+    ]) {
       expectError(await create({ ...valid, fee_percent: value }), 422, 'VALIDATION_FAILED', 'fee_percent');
       expectError(
         await create({ ...valid, fx_markup_percent: value }),
@@ -440,11 +454,11 @@ describe('operators manage corridors (D16, D23)', () => {
       destination_country: 'TH',
       destination_currency: 'THB',
       fee_percent: '0',
-      fx_markup_percent: '100',
+      fx_markup_percent: '99.9999',
     });
     assert.equal(bounds.statusCode, 201, bounds.body);
     const body = bounds.json() as CorridorJson;
-    assert.deepEqual([body.fee_percent, body.fx_markup_percent], ['0.00', '100.00']);
+    assert.deepEqual([body.fee_percent, body.fx_markup_percent], ['0.00', '99.9999']);
   });
 
   it('rejects a missing field, an unknown key and a bad delivery estimate with 422 naming it', async () => {

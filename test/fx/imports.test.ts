@@ -257,6 +257,17 @@ describe('FX rate imports in production (D15, D23)', () => {
     assert.match(pegged.error, /USDC is pegged to USD/);
   });
 
+  it('rejects a rate for a pegged currency with 422 naming it: it would be stored and never used', async () => {
+    const refused = expect422(
+      await postRates({ ...valid, base: 'EUR', rates: { USD: '1.08', USDC: '5' } }),
+      'rates.USDC',
+    );
+    assert.equal(
+      refused.error,
+      'rates.USDC: USDC is pegged to USD (FX_PEGS) and takes its rates; leave it out',
+    );
+  });
+
   it('rejects an as_of that is not a strict ISO-8601 date-time, or in the future, with 422 on as_of', async () => {
     for (const asOf of [
       '2024-06-28',

@@ -111,7 +111,8 @@ describe('quotes (D20)', () => {
         /exactly one/,
       ],
       [{ corridor_id: USD_EUR, source_amount: '50000.01' }, 'source_amount', /1\.00 to 50000\.00 USD/],
-      [{ corridor_id: USD_EUR, source_amount: '0.50' }, 'source_amount', /does not cover the fee/],
+      // Below the limits: the message gives them (D14), though the fee would eat it too.
+      [{ corridor_id: USD_EUR, source_amount: '0.50' }, 'source_amount', /1\.00 to 50000\.00 USD/],
       [{ corridor_id: USD_EUR, source_amount: '1.00' }, 'source_amount', /does not cover the fee/],
       [
         { corridor_id: USD_EUR, destination_amount: '46000.00' },
@@ -195,6 +196,28 @@ describe('quotes (D20)', () => {
       assert.equal(errorBody(refused.body).code, 'CORRIDOR_UNAVAILABLE');
     } finally {
       await admin('PATCH', `/admin/v1/corridors/${gbp}`, { status: 'active' });
+    }
+  });
+
+  it('refuses with 400 CORRIDOR_UNAVAILABLE a corridor stored with a fee of 100 %, in both modes', async () => {
+    const gbp = 'cor_0000SANDBX0000000000000011';
+    const before = await t.db.pool.query<{ fee_percent: string }>(
+      'SELECT fee_percent::text AS fee_percent FROM corridors WHERE id = $1',
+      [gbp],
+    );
+    // The operator API refuses it now; a row of an earlier release may still hold it.
+    await t.db.pool.query('UPDATE corridors SET fee_percent = 100 WHERE id = $1', [gbp]);
+    try {
+      for (const amount of [{ source_amount: '10.00' }, { destination_amount: '10.00' }]) {
+        const refused = await api.post(QUOTES, { corridor_id: gbp, ...amount });
+        assert.equal(refused.statusCode, 400, refused.body);
+        assert.equal(errorBody(refused.body).code, 'CORRIDOR_UNAVAILABLE');
+      }
+    } finally {
+      await t.db.pool.query('UPDATE corridors SET fee_percent = $2 WHERE id = $1', [
+        gbp,
+        before.rows[0]!.fee_percent,
+      ]);
     }
   });
 

@@ -365,11 +365,22 @@ function cryptoKeys(env: Env, appEnv: AppEnv): Partial<Record<KeyFamily, Account
     const variable = KEY_VARIABLES[family];
     const raw = optional(env, variable) ?? (appEnv === 'sandbox' ? SANDBOX_ACCOUNT_KEYS[family] : undefined);
     if (raw === undefined) continue;
+    let key: AccountKey;
     try {
-      keys[family] = Object.freeze(parseAccountKey(family, raw, appEnv === 'sandbox'));
+      key = parseAccountKey(family, raw, appEnv === 'sandbox');
     } catch (error) {
       throw new ConfigError(variable, (error as Error).message);
     }
+    // The sandbox's keys come from a published mnemonic: anyone can spend what their addresses receive. A
+    // sandbox configuration copied into production must not start.
+    if (appEnv !== 'sandbox' && key.canonicalKey === SANDBOX_ACCOUNT_KEYS[family]) {
+      throw new ConfigError(
+        variable,
+        "is the sandbox's public test key (of the published abandon...about mnemonic): anyone could spend what " +
+          'its addresses receive; configure an account key of your own',
+      );
+    }
+    keys[family] = Object.freeze(key);
   }
   return Object.freeze(keys);
 }

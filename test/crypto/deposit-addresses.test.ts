@@ -597,7 +597,8 @@ describe('deposit addresses in production', () => {
       env: {
         APP_ENV: 'production',
         AUTH_REALM: 'production',
-        CRYPTO_XPUB_EVM: SANDBOX_ACCOUNT_KEYS.evm,
+        // Account 1 of the test mnemonic: production refuses the sandbox's own account-0 keys.
+        CRYPTO_XPUB_EVM: root.derive("m/44'/60'/1'").publicExtendedKey,
         CRYPTO_ZPUB_BTC: BIP84_ZPUB,
       },
     });
@@ -642,7 +643,8 @@ describe('deposit addresses in production', () => {
     const next = await create(api, { network: 'bitcoin', asset: 'BTC' });
     assert.equal(next.address, 'bc1qnjg0jd8228aq7egyzacy8cys3knf9xvrerkf9g');
     const eth = await create(api, { network: 'ethereum', asset: 'USDT' });
-    assert.equal(eth.address, '0x9858EfFD232B4033E47d90003D41EC34EcaEda94');
+    assert.equal(eth.address, encodeAddress('evm', root.derive("m/44'/60'/1'/0/0").publicKey!, false));
+    assert.equal(eth.derivation_path, "m/44'/60'/1'/0/0");
   });
 
   it('shows the operator the family without a key as not configured', async () => {
@@ -677,10 +679,11 @@ describe('deposit addresses in production', () => {
         undefined,
         asset,
       );
-    assert.equal(networkFor({ CRYPTO_XPUB_TRON: SANDBOX_ACCOUNT_KEYS.tron }, 'USDT'), 'tron');
-    assert.equal(networkFor({ CRYPTO_XPUB_TRON: SANDBOX_ACCOUNT_KEYS.tron }, 'USDC'), 'tron');
+    const tronOnly = { CRYPTO_XPUB_TRON: root.derive("m/44'/195'/1'").publicExtendedKey };
+    assert.equal(networkFor(tronOnly, 'USDT'), 'tron');
+    assert.equal(networkFor(tronOnly, 'USDC'), 'tron');
     assert.throws(
-      () => networkFor({ CRYPTO_XPUB_TRON: SANDBOX_ACCOUNT_KEYS.tron }, 'BTC'),
+      () => networkFor(tronOnly, 'BTC'),
       (error: unknown) =>
         error instanceof AppError &&
         error.code === 'CORRIDOR_UNAVAILABLE' &&

@@ -144,8 +144,21 @@ describe('key configuration', () => {
   it('production offers no family without its key', () => {
     const config = production({});
     assert.deepEqual(config.cryptoKeys, {});
-    const evmOnly = production({ CRYPTO_XPUB_EVM: SANDBOX_ACCOUNT_KEYS.evm });
+    const evmOnly = production({ CRYPTO_XPUB_EVM: root.derive("m/44'/60'/1'").publicExtendedKey });
     assert.deepEqual(Object.keys(evmOnly.cryptoKeys), ['evm']);
+  });
+
+  it("production refuses the sandbox's public test keys, naming the variable", () => {
+    for (const [variable, key] of [
+      ['CRYPTO_XPUB_EVM', SANDBOX_ACCOUNT_KEYS.evm],
+      ['CRYPTO_XPUB_TRON', SANDBOX_ACCOUNT_KEYS.tron],
+    ] as const) {
+      const error = configError(
+        testEnv({ APP_ENV: 'production', AUTH_REALM: 'production', [variable]: key }),
+        variable,
+      );
+      assert.match(error.message, /sandbox's public test key/);
+    }
   });
 
   it('a zpub and the xpub of the same key are one key (one index sequence)', () => {

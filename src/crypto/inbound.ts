@@ -18,7 +18,7 @@ import type { AppDeps } from '../platform/deps.ts';
 import { conflict, notFound, validationFailed } from '../platform/errors.ts';
 import { scheduleJob } from '../platform/jobs/runner.ts';
 import { Decimal, parseAmount } from '../platform/money.ts';
-import { carries, isNetworkCode, type NetworkCode } from './networks.ts';
+import { carries, isNetworkCode, NETWORKS_IN_D22_ORDER, type NetworkCode } from './networks.ts';
 import { findAddressByNetworkAndAddress } from './service.ts';
 
 export const SANDBOX_CONFIRM_KIND = 'crypto.sandbox_confirm';
@@ -183,7 +183,7 @@ export async function simulateChainDeposit(
   input: { address: string; asset: string; amount: string; network?: string; confirmations?: number },
 ): Promise<DepositView> {
   const candidates: NetworkCode[] =
-    input.network !== undefined ? [input.network as NetworkCode] : ['ethereum', 'polygon', 'tron', 'bitcoin'];
+    input.network !== undefined ? [input.network as NetworkCode] : [...NETWORKS_IN_D22_ORDER];
   let network: NetworkCode | undefined;
   for (const code of candidates) {
     if (!isNetworkCode(code)) throw validationFailed('network', `Unknown network ${code}`);

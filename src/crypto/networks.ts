@@ -66,6 +66,12 @@ export const NETWORKS: Readonly<Record<NetworkCode, Network>> = {
   },
 };
 
+/**
+ * The networks in the order D22 lists them: where a deposit names no network, the first of them that fits
+ * is taken (the default network of an asset, the network a sandbox deposit's address is looked up on).
+ */
+export const NETWORKS_IN_D22_ORDER: readonly NetworkCode[] = ['ethereum', 'polygon', 'tron', 'bitcoin'];
+
 export const isNetworkCode = (value: string): value is NetworkCode =>
   (NETWORK_CODES as readonly string[]).includes(value);
 

@@ -24,6 +24,7 @@ import {
   KEY_FAMILIES,
   NETWORK_CODES,
   NETWORKS,
+  NETWORKS_IN_D22_ORDER,
   type NetworkCode,
 } from './networks.ts';
 import * as repo from './repository.ts';
@@ -98,12 +99,6 @@ const networkNotOffered = (network: NetworkCode): AppError =>
   );
 
 /**
- * The networks in the order D22 lists them: without a `network`, a deposit of an asset arrives on the first
- * of them that carries it and is offered (USDC and USDT on ethereum, BTC on bitcoin, with every key set).
- */
-const DEFAULT_NETWORK_ORDER: readonly NetworkCode[] = ['ethereum', 'polygon', 'tron', 'bitcoin'];
-
-/**
  * The network a deposit of `asset` is to arrive on, where the asset is given (a deposit's currency, a
  * transfer's source currency): the client's choice, else the first offered network of D22's order that
  * carries the asset (D20's confirm body has no network). 422 on `network` when it is unknown or does not
@@ -112,7 +107,7 @@ const DEFAULT_NETWORK_ORDER: readonly NetworkCode[] = ['ethereum', 'polygon', 't
  */
 export function depositNetwork(deps: AppDeps, network: string | undefined, asset: string): NetworkCode {
   if (network === undefined) {
-    const offered = DEFAULT_NETWORK_ORDER.find(
+    const offered = NETWORKS_IN_D22_ORDER.find(
       (code) => carries(code, asset) && deps.config.cryptoKeys[NETWORKS[code].family] !== undefined,
     );
     if (offered === undefined) {

@@ -215,17 +215,16 @@ export async function openPayout(tx: PoolClient, deps: AppDeps, payout: NewPayou
     action: 'created',
     previousStatus: null,
   });
-  await scheduleHandOff(tx, id, pendingStepMs(deps, row));
+  await scheduleHandOff(tx, id, pendingMs(deps, row));
   return row;
 }
 
 /**
- * How long a new payout stays `pending` before its hand-off. The sandbox rail's payouts of their own wait
- * one simulated step (D24), so that an integrator can try their cancel, which only a pending payout takes
- * (D21); a transfer's payout leg cannot be cancelled and goes at once, as every payout on a real rail does.
+ * How long a new payout stays `pending` before its hand-off, as its rail says (RailConnector.pendingMs). A
+ * transfer's payout leg cannot be cancelled, so it goes at once.
  */
-function pendingStepMs(deps: AppDeps, row: repo.PayoutRow): number {
-  return row.connector === 'sandbox' && row.transfer_id === null ? deps.config.sandboxStepDelayMs : 0;
+function pendingMs(deps: AppDeps, row: repo.PayoutRow): number {
+  return row.transfer_id === null ? (CONNECTORS[row.connector]?.pendingMs?.(deps) ?? 0) : 0;
 }
 
 const handOffKey = (id: string): string => `${HAND_OFF_KIND}:${id}`;

@@ -21,4 +21,9 @@ export interface RailConnector {
   readonly name: string;
   /** Takes the payout over, in the caller's transaction. */
   submit(tx: PoolClient, payout: PayoutHandOff, deps: AppDeps): Promise<void>;
+  /**
+   * How long a payout of its own (not a transfer's leg) stays `pending` before the rail takes it; none
+   * when absent.
+   */
+  pendingMs?(deps: AppDeps): number;
 }

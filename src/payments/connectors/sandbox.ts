@@ -25,6 +25,9 @@ export function sandboxOutcome(accountIdentifier: string): 'complete' | 'return'
 
 export const sandboxConnector: RailConnector = {
   name: 'sandbox',
+  // One simulated step (D24), so that an integrator can try the cancel that only a pending payout takes
+  // (D21).
+  pendingMs: (deps) => deps.config.sandboxStepDelayMs,
   async submit(tx, payout, deps) {
     const outcome = sandboxOutcome(payout.accountIdentifier);
     if (outcome === 'hold') return; // stays processing until POST /api/v1/sandbox/payouts/{id}/complete|fail

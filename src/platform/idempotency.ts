@@ -34,6 +34,17 @@ export const IDEMPOTENCY_LEASE_MS = 60_000;
 /** 1..255 printable ASCII characters (D14). */
 const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 
+/** The header as the OpenAPI document describes it on every route that honours it. */
+export const IDEMPOTENCY_KEY_HEADER_SCHEMA = {
+  type: 'string',
+  pattern: KEY_PATTERN.source,
+  description:
+    `Optional (D14): 1 to 255 printable ASCII characters, kept ${IDEMPOTENCY_RETENTION_MS / 3_600_000} hours. ` +
+    'A repeat with the same method, path and body answers the first response again with the header ' +
+    '`Idempotent-Replayed: true`; the same key with another path or body is 422 IDEMPOTENCY_KEY_REUSED; a ' +
+    'repeat while the first still runs is 409 IDEMPOTENCY_KEY_IN_USE.',
+} as const;
+
 interface KeyHold {
   organisationId: string;
   key: string;

@@ -4,6 +4,7 @@
 // so a client generated from the document (openapi-typescript, @hey-api/openapi-ts) has one named type
 // per resource. Validation and serialization follow the `$ref` to the same schema.
 import { type Static, type TSchema, type TUnsafe, Type } from '@sinclair/typebox';
+import { IDEMPOTENCY_KEY_HEADER_SCHEMA } from './idempotency.ts';
 
 const components = new Map<string, TSchema>();
 
@@ -111,17 +112,7 @@ export function documentConventions(errorBody: unknown) {
         ...own.headers,
         properties: {
           ...own.headers?.properties,
-          'Idempotency-Key': {
-            type: 'string',
-            minLength: 1,
-            maxLength: 255,
-            pattern: '^[\\x20-\\x7e]+$',
-            description:
-              'Optional (D14): 1 to 255 printable ASCII characters, kept 24 hours. A repeat with the same method, ' +
-              'path and body answers the first response again with the header `Idempotent-Replayed: true`; ' +
-              'the same key with another path or body is 422 IDEMPOTENCY_KEY_REUSED; a repeat while the first ' +
-              'still runs is 409 IDEMPOTENCY_KEY_IN_USE.',
-          },
+          'Idempotency-Key': IDEMPOTENCY_KEY_HEADER_SCHEMA,
         },
       };
       response['409'] ??= errorBody;

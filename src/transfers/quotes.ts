@@ -66,7 +66,8 @@ export async function createQuote(
     feePercent: corridor.fee_percent,
     fxMarkupPercent: corridor.fx_markup_percent,
   };
-  // A corridor stored before fees and markups were held under 100 % pays nothing out: no price exists.
+  // A fee or markup of 100 % pays nothing out, so no price exists. The operator API refuses one, but a
+  // corridor row may still hold it.
   if (terms.feePercent.gte(100) || terms.fxMarkupPercent.gte(100)) {
     throw new AppError(
       'CORRIDOR_UNAVAILABLE',
@@ -75,20 +76,21 @@ export async function createQuote(
   }
   const rate = quotedRate(terms);
   const limits = `${formatAmount(corridor.min_amount, corridor.source_currency)} to ${formatAmount(corridor.max_amount, corridor.source_currency)} ${corridor.source_currency}`;
-  const outsideLimits = (field: 'source_amount' | 'destination_amount', sourceAmount: Decimal) =>
-    validationFailed(
-      field,
-      `The source amount ${formatAmount(sourceAmount, corridor.source_currency)} is outside the corridor's limits: ${limits}`,
-    );
+  const checkLimits = (field: 'source_amount' | 'destination_amount', sourceAmount: Decimal) => {
+    if (sourceAmount.lt(corridor.min_amount) || sourceAmount.gt(corridor.max_amount)) {
+      throw validationFailed(
+        field,
+        `The source amount ${formatAmount(sourceAmount, corridor.source_currency)} is outside the corridor's limits: ${limits}`,
+      );
+    }
+  };
   let price: Price;
   let field: 'source_amount' | 'destination_amount';
   if (input.source_amount !== undefined) {
     field = 'source_amount';
     const sourceAmount = parseAmount(input.source_amount, corridor.source_currency, field);
     // The limits first (D14: the message gives them), then whether anything is left to pay out.
-    if (sourceAmount.lt(corridor.min_amount) || sourceAmount.gt(corridor.max_amount)) {
-      throw outsideLimits(field, sourceAmount);
-    }
+    checkLimits(field, sourceAmount);
     price = priceFromSource(terms, rate, sourceAmount);
     if (price.destinationAmount.lte(0)) {
       throw validationFailed(field, 'source_amount does not cover the fee: nothing would be paid out');
@@ -101,9 +103,7 @@ export async function createQuote(
       throw validationFailed(field, `The source amount must lie within the corridor's limits: ${limits}`);
     }
     price = priceFromDestination(terms, rate, wanted);
-  }
-  if (price.sourceAmount.lt(corridor.min_amount) || price.sourceAmount.gt(corridor.max_amount)) {
-    throw outsideLimits(field, price.sourceAmount);
+    checkLimits(field, price.sourceAmount);
   }
   const id = newPublicId('qte');
   const expiresAt = new Date(now.getTime() + deps.config.quoteTtlSeconds * 1000);

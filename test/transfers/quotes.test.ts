@@ -205,7 +205,7 @@ describe('quotes (D20)', () => {
       'SELECT fee_percent::text AS fee_percent FROM corridors WHERE id = $1',
       [gbp],
     );
-    // The operator API refuses it now; a row of an earlier release may still hold it.
+    // The operator API refuses a fee of 100 %; a corridor row may still hold one.
     await t.db.pool.query('UPDATE corridors SET fee_percent = 100 WHERE id = $1', [gbp]);
     try {
       for (const amount of [{ source_amount: '10.00' }, { destination_amount: '10.00' }]) {

@@ -121,6 +121,97 @@ export async function insertEventWithDeliveries(
   return result.rows[0];
 }
 
+/** An event to record with its deliveries, when an active subscription of its organisation matches its type. */
+export type NewEvent = Pick<
+  EventRow,
+  | 'public_id'
+  | 'organisation_id'
+  | 'event_type_code'
+  | 'payload'
+  | 'source_object_type'
+  | 'source_object_id'
+  | 'idempotency_key'
+  | 'created_at'
+>;
+
+/** Events one statement records at most; more go in further statements. */
+const EVENTS_PER_STATEMENT = 8;
+const EVENT_COLUMNS = 8;
+const insertEventsTexts = new Map<number, string>();
+
+/**
+ * The statement that records `count` events. Their rows are a VALUES list rather than arrays: the planner
+ * then knows how many there are, the generic plan costs what a custom one does, and PostgreSQL keeps the
+ * prepared statement's plan instead of planning it again on every run, as it does for unnest($1) (planning
+ * that statement cost more than running it).
+ */
+function insertEventsText(count: number): string {
+  let text = insertEventsTexts.get(count);
+  if (text !== undefined) return text;
+  const rows = Array.from({ length: count }, (_, row) => {
+    const $ = (column: number) => `$${row * EVENT_COLUMNS + column}`;
+    return `(${$(1)}::text, ${$(2)}::uuid, ${$(3)}::text, ${$(4)}::text, ${$(5)}::text, ${$(6)}::text, ${$(7)}::text, ${$(8)}::timestamptz, ${row + 1})`;
+  });
+  text = `WITH input (public_id, organisation_id, event_type_code, payload, source_object_type, source_object_id,
+                  idempotency_key, created_at, ord) AS (
+            VALUES ${rows.join(',\n                   ')}
+          ), matched AS (
+            SELECT input.*, subscriptions.ids
+            FROM input CROSS JOIN LATERAL (
+              SELECT array_agg(s.id ORDER BY s.id) AS ids FROM webhook_subscriptions s
+              WHERE s.organisation_id = input.organisation_id AND s.status = 'active'
+                AND s.event_type_codes @> ARRAY[input.event_type_code]
+            ) AS subscriptions
+            WHERE subscriptions.ids IS NOT NULL
+          ), event AS (
+            INSERT INTO webhook_events
+              (public_id, organisation_id, event_type_code, status, payload, source_object_type,
+               source_object_id, idempotency_key, created_at, updated_at)
+            SELECT public_id, organisation_id, event_type_code, 'failed', payload, source_object_type,
+                   source_object_id, idempotency_key, created_at, created_at
+            FROM matched ORDER BY ord
+            ON CONFLICT (organisation_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+            RETURNING id, public_id, organisation_id, current_round
+          ), queued AS (
+            INSERT INTO webhook_deliveries (event_id, subscription_id, organisation_id, round)
+            SELECT event.id, subscription_id, event.organisation_id, event.current_round
+            FROM event JOIN matched USING (public_id), unnest(matched.ids) AS subscription_id
+          )
+          SELECT pg_notify($${count * EVENT_COLUMNS + 1}, first.id::text)
+          FROM (SELECT min(id) AS id FROM event) AS first WHERE first.id IS NOT NULL`;
+  insertEventsTexts.set(count, text);
+  return text;
+}
+
+/**
+ * Records events, in the order given: each with one pending delivery per active subscription of its
+ * organisation whose event_type_codes hold its type, due now; up to EVENTS_PER_STATEMENT of them per round
+ * trip. An event that no subscription matches, or whose idempotency key an earlier event holds (D8), is
+ * not recorded. Wakes the delivery workers at commit when one was.
+ */
+export async function insertMatchedEvents(db: Queryable, events: NewEvent[]): Promise<void> {
+  for (let first = 0; first < events.length; first += EVENTS_PER_STATEMENT) {
+    const chunk = events.slice(first, first + EVENTS_PER_STATEMENT);
+    await db.query({
+      name: `webhooks.insert_matched_events_${chunk.length}`,
+      text: insertEventsText(chunk.length),
+      values: [
+        ...chunk.flatMap((event) => [
+          event.public_id,
+          event.organisation_id,
+          event.event_type_code,
+          event.payload,
+          event.source_object_type,
+          event.source_object_id,
+          event.idempotency_key,
+          event.created_at,
+        ]),
+        DELIVERY_CHANNEL,
+      ],
+    });
+  }
+}
+
 /** One pending delivery per subscription for one round of an event, due now. */
 export async function insertDeliveries(
   db: Queryable,

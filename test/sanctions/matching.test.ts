@@ -58,6 +58,14 @@ describe('name normalisation', () => {
       );
     }
     assert.deepEqual(nameTokens('Ivan\tPetrov\nSergeyevich'), ['ivan', 'petrov', 'sergeyevich']);
+    // Controls that separate text: next line (NEL) and the file, group, record and unit separators.
+    for (const separator of ['\u0085', '\u001c', '\u001d', '\u001e', '\u001f']) {
+      assert.deepEqual(
+        nameTokens(`Ivan${separator}S.${separator}Petrov`),
+        ['ivan', 's', 'petrov'],
+        `U+${separator.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`,
+      );
+    }
   });
 
   it('drops legal forms from organisation names only, and keeps a name made only of them', () => {

@@ -141,6 +141,14 @@ describe('screenings', () => {
       assert.equal(body.hits[0]?.score, '1.00');
     });
 
+    it('matches a listed name whose words are separated by a control character that separates text', async () => {
+      for (const name of ['Ivan\u0085Sergeyevich\u0085Petrov', 'Ivan\u001fSergeyevich\u001fPetrov']) {
+        const body = await create({ entity_type: 'individual', name });
+        assert.equal(body.match_status, 'potential_match', JSON.stringify(name));
+        assert.equal(body.hits[0]?.score, '1.00');
+      }
+    });
+
     it('answers no_match with no hits for an unrelated name', async () => {
       const body = await create({ entity_type: 'organisation', name: 'Acme Widgets Limited' });
       assert.equal(body.match_status, 'no_match');

@@ -143,10 +143,12 @@ const LEGAL_FORM_SEQUENCES: readonly (readonly string[])[] = [
 const MARKS = /\p{M}/gu;
 /**
  * Characters that show nothing (soft hyphen, zero-width space and joiners, bidirectional controls, BOM:
- * Unicode's default-ignorable code points) and control characters other than whitespace. They are dropped,
- * not read as word breaks: "Pet\u00ADrov" looks like "Petrov" and must be screened as it.
+ * Unicode's default-ignorable code points) and control characters that neither space nor separate text.
+ * They are dropped, not read as word breaks: "Pet\u00ADrov" looks like "Petrov" and must be screened as
+ * it. The controls that do separate words stay breaks: whitespace (tab to carriage return, NEL U+0085) and
+ * the information separators U+001C-U+001F, which text splitters read as whitespace.
  */
-const INVISIBLE = /(?![\t\n\v\f\r])[\p{Default_Ignorable_Code_Point}\p{Cc}]/gu;
+const INVISIBLE = /(?![\t\n\v\f\r\u001c-\u001f\u0085])[\p{Default_Ignorable_Code_Point}\p{Cc}]/gu;
 const JOINERS = /['’‘`´.]/g;
 const BREAKS = /[^\p{L}\p{N}]+/gu;
 const NEEDS_FOLD = /[^a-z0-9 ]/;

@@ -424,10 +424,20 @@ async function recordPayment(
   }
   if (given === undefined) throw validationFailed('amount', 'amount is required for a further payment');
   // A deposit credited without the bank's id cannot tell its own retry (now with an id) from another
-  // payment: the operator says which.
-  if (row.received_amount !== null && row.bank_transaction_id === null && input.further_payment !== true) {
+  // payment: the operator says which. Only the deposit the reference belongs to can have been credited so
+  // (one opened for a further payment always has the bank's id), and a retry may name any deposit that
+  // shows the reference: that one decides.
+  const owner =
+    row.reference === null && own !== null
+      ? ((await repo.findDepositByReference(tx, comparableReference(own))) ?? row)
+      : row;
+  if (
+    owner.received_amount !== null &&
+    owner.bank_transaction_id === null &&
+    input.further_payment !== true
+  ) {
     throw conflict(
-      `The deposit ${row.id} was credited with ${formatAmount(row.received_amount, row.currency)} ${row.currency} ` +
+      `The deposit ${owner.id} was credited with ${formatAmount(owner.received_amount, owner.currency)} ${owner.currency} ` +
         'without a bank_transaction_id, so this record cannot be told apart from a retry of that one: if it is ' +
         'another payment, send it again with "further_payment": true',
     );

@@ -264,7 +264,8 @@ export function registerPaymentAdminRoutes(admin: App, deps: AppDeps): void {
             '`bank_transaction_id` is already recorded, for this reference and amount: 200 with the deposit ' +
             'that recorded it, nothing credited again; for another payment: 409. A deposit credited without ' +
             '`bank_transaction_id` cannot tell a retry of that record from another payment: a record quoting ' +
-            'it is 409 unless `further_payment` is true. Idempotency-Key is not honoured here: ' +
+            'its reference, sent to it or to any deposit showing that reference, is 409 unless `further_payment` ' +
+            'is true. Idempotency-Key is not honoured here: ' +
             '`bank_transaction_id` is what makes a retry safe, so give it on every record.',
           params: DepositIdParams,
           body: ReceiveDepositBody,

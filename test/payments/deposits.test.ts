@@ -407,6 +407,19 @@ describe('deposits (D21, D24)', () => {
     });
     expectStatus(another, 201);
     assert.deepEqual(await balance(api, 'EUR'), { available: '1000200.00', held: '0.00' });
+    // The first payment's retry names the new deposit, which shows the same reference: the deposit the
+    // reference belongs to, credited without the bank's id, still cannot tell it from a retry.
+    const retryElsewhere = await admin(`/admin/v1/deposits/${another.json().id}/receive`, {
+      amount: '100.00',
+      reference,
+      bank_transaction_id: 'STMT-RETRY',
+    });
+    expectStatus(retryElsewhere, 409);
+    assert.equal(
+      errorBody(retryElsewhere.body).error,
+      `The deposit ${deposit.id} was credited with 100.00 EUR without a bank_transaction_id, so this record cannot be told apart from a retry of that one: if it is another payment, send it again with "further_payment": true`,
+    );
+    assert.deepEqual(await balance(api, 'EUR'), { available: '1000200.00', held: '0.00' });
     // A record against that new deposit's id still checks the payer's reference against the one it shows.
     const wrong = await admin(`/admin/v1/deposits/${another.json().id}/receive`, {
       amount: '5.00',

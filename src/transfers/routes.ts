@@ -189,7 +189,9 @@ export function registerTransferSandboxRoutes(app: App, deps: AppDeps): void {
         description:
           'A deposit matching the instructions arrives (default amount: the source amount). At least the ' +
           'source amount funds the transfer (an excess stays on the balance); less is credited to the balance ' +
-          'and the transfer waits on a new deposit. Answers 200 with the transfer.',
+          'and the transfer waits on a new deposit. Answers 200 with the transfer; 400 `INVALID_STATE` when the ' +
+          'transfer does not await its deposit, or when a transaction to its crypto address was seen and ' +
+          'awaits its confirmations (that transaction funds it).',
         security,
         params: TransferIdParams,
         body: FundBody,

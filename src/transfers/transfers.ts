@@ -765,6 +765,13 @@ export async function fundTransfer(
         ? new Decimal(row.source_amount)
         : parseAmount(amountText, row.source_currency, 'amount');
     const deposit = (await payments.lockDeposit(tx, organisationId, row.deposit_id))!;
+    // A transaction seen on chain is what will fund the transfer, with its own amount, at its confirmations:
+    // the simulation stands for a payment that has not arrived.
+    if (deposit.status !== 'pending') {
+      throw invalidState(
+        `The transfer's deposit ${deposit.id} is ${deposit.status}: it is credited with the amount that arrived when its confirmations come`,
+      );
+    }
     await creditDeposit(tx, deps, deposit, amount);
     return transferView(tx, (await repo.findTransfer(tx, organisationId, id))!);
   });

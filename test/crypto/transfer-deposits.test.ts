@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ledgerViolations } from '../../src/balances/repository.ts';
-import { startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
+import { errorBody, startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import {
   balance,
@@ -14,6 +14,7 @@ import {
   createBeneficiaryTable,
   DEPOSITS,
   eventsOf,
+  expectStatus,
   testBeneficiaries,
   transactionsOf,
 } from '../payments/fixtures.ts';
@@ -150,6 +151,30 @@ describe('deposits of a crypto-funded transfer (D20, D22)', () => {
     { code: 'transfer.created', previous: null, status: 'awaiting_deposit' },
     { code: 'transfer.processing', previous: 'awaiting_deposit', status: 'processing' },
   ];
+
+  it("refuses the sandbox's simulated funding while a transaction to the transfer's address awaits its confirmations", async () => {
+    const { api, transfer } = await awaitingTransfer();
+    const hash = txHash();
+    const seen = await arrives(transfer.deposit_instructions.address, '100.000000', 'detected', hash);
+    assert.equal(seen.id, transfer.deposit.id);
+    const simulated = await api.post(`/api/v1/sandbox/transfers/${transfer.id}/fund`, {
+      amount: '250.000000',
+    });
+    expectStatus(simulated, 400);
+    assert.deepEqual(
+      [errorBody(simulated.body).code, errorBody(simulated.body).error],
+      [
+        'INVALID_STATE',
+        `The transfer's deposit ${seen.id} is detected: it is credited with the amount that arrived when its confirmations come`,
+      ],
+    );
+    assert.deepEqual(
+      brief(await arrives(transfer.deposit_instructions.address, '100.000000', 'confirmed', hash)),
+      ['received', transfer.id, 'ethereum', '100.000000', '100.000000'],
+    );
+    assert.equal((await transferOf(api, transfer.id)).status, 'processing');
+    await fundedOnce(api, transfer);
+  });
 
   it('funds the transfer with a full transaction to its address while a smaller one there awaits its confirmations', async () => {
     const { api, transfer } = await awaitingTransfer();

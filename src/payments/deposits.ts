@@ -399,7 +399,12 @@ async function recordPayment(
     );
   }
   const given = input.amount === undefined ? undefined : parseAmount(input.amount, row.currency, 'amount');
-  const bankTransactionId = input.bank_transaction_id;
+  // A statement's id copied with spaces around it names the same payment (payments migration 034 trims
+  // the same characters from the ids stored before).
+  const bankTransactionId = input.bank_transaction_id?.replace(/^[ \t\n\r\f\v]+|[ \t\n\r\f\v]+$/g, '');
+  if (bankTransactionId === '') {
+    throw validationFailed('bank_transaction_id', 'bank_transaction_id must not be blank');
+  }
   if (bankTransactionId !== undefined) {
     const recorded = await repo.findDepositByBankTransaction(tx, row.currency, bankTransactionId);
     if (recorded) return { created: false, deposit: depositView(repeated(row, recorded, given)) };

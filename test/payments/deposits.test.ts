@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ledgerViolations } from '../../src/balances/repository.ts';
+import { loadMigrations } from '../../src/db/migrate.ts';
 import { withTransaction } from '../../src/db/pool.ts';
 import { expireDeposit } from '../../src/payments/deposits.ts';
 import { errorBody, startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
@@ -275,6 +276,24 @@ describe('deposits (D21, D24)', () => {
     });
     expectStatus(retried, 200);
     assert.deepEqual(retried.json(), first.json());
+    // Spaces around the statement's id (a copy from the statement) name the same payment.
+    const spaced = await admin(`/admin/v1/deposits/${deposit.id}/receive`, {
+      amount: '400.00',
+      reference,
+      bank_transaction_id: ' STMT-0001\t',
+    });
+    expectStatus(spaced, 200);
+    assert.deepEqual(spaced.json(), first.json());
+    const blank = await admin(`/admin/v1/deposits/${deposit.id}/receive`, {
+      amount: '400.00',
+      reference,
+      bank_transaction_id: '   ',
+    });
+    expectStatus(blank, 422);
+    assert.deepEqual(
+      [errorBody(blank.body).field, errorBody(blank.body).error],
+      ['bank_transaction_id', 'bank_transaction_id must not be blank'],
+    );
     assert.deepEqual(await balance(api, 'EUR'), { available: '1000400.00', held: '0.00' });
     // The reference still names the received deposit.
     expectStatus(await byReference(), 200);
@@ -375,6 +394,52 @@ describe('deposits (D21, D24)', () => {
       { code: 'deposit.received', previous: 'pending', status: 'received' },
     ]);
     assert.deepEqual(await ledgerViolations(t.db.pool), []);
+  });
+
+  it('payments migration 034 trims the bank ids stored with whitespace around them, leaving a payment recorded twice alone', async () => {
+    const api = await organisation();
+    const recorded = async (bankId: string) => {
+      const deposit = await create(api, {
+        currency: 'EUR',
+        method: 'bank_transfer',
+        expected_amount: '10.00',
+      });
+      const received = await admin(`/admin/v1/deposits/${deposit.id}/receive`, {
+        amount: '10.00',
+        bank_transaction_id: bankId,
+      });
+      expectStatus(received, 200);
+      return { id: deposit.id, reference: String(deposit.instructions.reference) };
+    };
+    const spaced = await recorded('STMT-M34-A');
+    const twin = await recorded('STMT-M34-B');
+    const twinToo = await recorded('STMT-M34-C');
+    // As an earlier release stored them: spaces kept, and one payment under two spellings.
+    const spell = (id: string, bankId: string) =>
+      t.db.pool.query('UPDATE deposits SET bank_transaction_id = $2 WHERE id = $1', [id, bankId]);
+    await spell(spaced.id, ' STMT-M34-A\t');
+    await spell(twin.id, 'STMT-M34-B');
+    await spell(twinToo.id, 'STMT-M34-B ');
+    const migration = (await loadMigrations()).find((each) => each.version === 34)!;
+    await t.db.pool.query(migration.sql);
+    const stored = await t.db.pool.query<{ id: string; bank_transaction_id: string }>(
+      'SELECT id, bank_transaction_id FROM deposits WHERE id = ANY($1) ORDER BY bank_transaction_id',
+      [[spaced.id, twin.id, twinToo.id]],
+    );
+    assert.deepEqual(stored.rows, [
+      { id: spaced.id, bank_transaction_id: 'STMT-M34-A' },
+      { id: twin.id, bank_transaction_id: 'STMT-M34-B' },
+      { id: twinToo.id, bank_transaction_id: 'STMT-M34-B ' },
+    ]);
+    // The trimmed payment's retry finds the deposit that recorded it and credits nothing more.
+    const retry = await admin(`/admin/v1/deposits/${spaced.id}/receive`, {
+      amount: '10.00',
+      reference: spaced.reference,
+      bank_transaction_id: 'STMT-M34-A',
+    });
+    expectStatus(retry, 200);
+    assert.equal(retry.json().id, spaced.id);
+    assert.deepEqual(await balance(api, 'EUR'), { available: '1000030.00', held: '0.00' });
   });
 
   it('never credits twice a payment first recorded without bank_transaction_id and retried with one', async () => {

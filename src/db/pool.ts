@@ -1,7 +1,6 @@
 // The PostgreSQL pool (D2). The same driver serves the embedded and the external server.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
-import { sendCollected, startCollecting, stopCollecting } from './collected-writes.ts';
 
 // bigint identity ids and count(*) come back as JavaScript numbers; ids stay far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
@@ -189,9 +188,7 @@ async function runTransaction<T>(pool: pg.Pool, work: (tx: pg.PoolClient) => Pro
   client.on('error', onError);
   try {
     await client.query('BEGIN');
-    startCollecting(client);
     const result = await work(client);
-    await sendCollected(client);
     await beforeCommit.getStore()?.(client);
     await client.query('COMMIT');
     return result;
@@ -199,7 +196,6 @@ async function runTransaction<T>(pool: pg.Pool, work: (tx: pg.PoolClient) => Pro
     if (!broken) await client.query('ROLLBACK').catch((rollbackError: Error) => onError(rollbackError));
     throw error;
   } finally {
-    stopCollecting(client);
     client.removeListener('error', onError);
     client.release(broken);
   }

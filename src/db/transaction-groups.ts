@@ -5,7 +5,6 @@
 // effects are all or nothing as in a transaction of its own, a piece that fails is rolled back alone and
 // rejects alone, and the lock and the flush are paid once per group. Under light load a piece runs at
 // once, alone; no timer adds delay.
-import { dropCollected, sendCollected } from './collected-writes.ts';
 import { beforeCommit, isRetryable, type Pool, type PoolClient, withTransaction } from './pool.ts';
 
 type Work = (tx: PoolClient) => Promise<unknown>;
@@ -55,14 +54,12 @@ function createGroups(pool: Pool): TransactionGroups {
               await tx.query('SAVEPOINT piece');
               try {
                 const value = await piece.work(tx);
-                await sendCollected(tx);
                 await piece.hook?.(tx);
                 await tx.query('RELEASE SAVEPOINT piece');
                 outcomes.push({ ok: true, value });
               } catch (error) {
                 // A deadlock's victim must give up every lock, its earlier pieces' too: the whole group.
                 if (isRetryable(error)) throw error;
-                dropCollected(tx);
                 await tx.query('ROLLBACK TO SAVEPOINT piece');
                 outcomes.push({ ok: false, error });
               }

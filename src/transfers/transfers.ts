@@ -14,7 +14,6 @@ import * as ledger from '../balances/ledger.ts';
 import { findBalance } from '../balances/repository.ts';
 import type { NetworkCode } from '../crypto/networks.ts';
 import { depositNetwork } from '../crypto/service.ts';
-import { sendCollected } from '../db/collected-writes.ts';
 import {
   LOCK_ORDER_RETRIES,
   PG_UNIQUE_VIOLATION,
@@ -443,9 +442,8 @@ async function confirmIn(
   // nothing is created), also while a screening hit holds the transfer (a confirmed match gives it
   // back), in one round trip with the payout leg's conversion. It is the transaction's last step: the
   // balance's row lock is then held only until the commit, so that confirms of one organisation do the
-  // rest of their work side by side; the events collected so far go before it, for the same reason.
+  // rest of their work side by side.
   if (input.funding_method === 'balance') {
-    await sendCollected(tx);
     await ledger.postAll(tx, [...(payout ? [conversion(row)] : []), ...funding(row)]);
   }
   return view;

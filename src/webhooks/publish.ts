@@ -2,7 +2,6 @@
 // In the caller's transaction it records the event with its fixed payload envelope, sealed at rest (D13,
 // src/webhooks/sealed-payload.ts), and one delivery per matching active subscription (transactional
 // outbox, D2). With no active match nothing is recorded.
-import { collectOrWrite } from '../db/collected-writes.ts';
 import type { PoolClient } from '../db/pool.ts';
 import type { Catalogue } from '../platform/area.ts';
 import { newEventPublicId } from '../platform/ids.ts';
@@ -104,9 +103,7 @@ export interface ResourceEventInput {
 
 /**
  * A resource's event (D8, D14): `<type>.<action>` with data `{object, previous_status}`, in the caller's
- * transaction, the one that changes the resource: recorded as publishEvent records one, and sent with the
- * transaction's other events just before its commit (src/db/collected-writes.ts). An action without a
- * catalogue code publishes nothing.
+ * transaction, the one that changes the resource. An action without a catalogue code publishes nothing.
  */
 export async function publishResourceEvent(
   tx: PoolClient,
@@ -115,19 +112,13 @@ export async function publishResourceEvent(
 ): Promise<void> {
   const code = `${input.sourceObjectType}.${input.action}`;
   if (!deps.catalogue.isPublishedEventType(code)) return;
-  const publicId = newEventPublicId();
-  const createdAt = new Date();
-  const data = { object: input.object, previous_status: input.previousStatus };
-  await collectOrWrite(tx, outbox.insertMatchedEvents, {
-    public_id: publicId,
-    organisation_id: input.organisationId,
-    event_type_code: code,
-    // Sealed now: the payload is the resource as it is at this step of the transaction.
-    payload: deps.secretBox.encrypt(buildPayload(publicId, code, createdAt, data)),
-    source_object_type: input.sourceObjectType,
-    source_object_id: input.object.id,
-    idempotency_key:
+  await publishEvent(tx, deps.secretBox, {
+    organisationId: input.organisationId,
+    eventTypeCode: code,
+    data: { object: input.object, previous_status: input.previousStatus },
+    sourceObjectType: input.sourceObjectType,
+    sourceObjectId: input.object.id,
+    idempotencyKey:
       input.idempotencyKey === undefined ? `${input.object.id}:${input.action}` : input.idempotencyKey,
-    created_at: createdAt,
   });
 }

@@ -11,7 +11,6 @@
 // graphile-worker's installer needs a database role allowed to create a schema; a job that must commit
 // with the state change it makes needs neither.
 import type { Logger } from 'pino';
-import { sendCollected, startCollecting, stopCollecting } from '../../db/collected-writes.ts';
 import { listenOnChannel } from '../../db/listen.ts';
 import { type PoolClient, withTransaction } from '../../db/pool.ts';
 import type { GaugeGroup, JobHandler } from '../area.ts';
@@ -142,16 +141,12 @@ export function startJobRunner(deps: AppDeps, log: Logger, options: JobRunnerOpt
   const runJob = async (client: PoolClient, job: repo.JobRow): Promise<void> => {
     try {
       await client.query('BEGIN');
-      startCollecting(client);
       // Deleted first, so that a handler may schedule the next job of the same dedupe key; a job
       // cancelled since its claim is gone, and runs no more.
       if (await repo.deleteJob(client, job.id)) await handlers[job.kind]!(client, job.payload, deps);
-      await sendCollected(client);
       await client.query('COMMIT');
-      stopCollecting(client);
       deps.metrics.jobsRun.inc({ kind: job.kind, outcome: 'done' });
     } catch (error) {
-      stopCollecting(client);
       await client.query('ROLLBACK');
       const delay = retryDelayMs(job.attempts);
       await repo.retryJobLater(client, job.id, delay, (error as Error).message ?? String(error));

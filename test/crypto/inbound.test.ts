@@ -2,10 +2,10 @@
 // the sandbox simulation, and a crypto-funded transfer on the sandbox USDC -> MXN corridor.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { loadMigrations } from '../../src/db/migrate.ts';
 import type { JobRunner } from '../../src/platform/jobs/runner.ts';
 import { Decimal } from '../../src/platform/money.ts';
 import { errorBody, startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
+import { depositsAfterMigration } from '../helpers/database.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import {
@@ -161,22 +161,14 @@ describe('inbound crypto deposits (D22)', () => {
     const twin = (await indexer(output(second.address, 'f00d01'))).json() as DepositJson;
     const twinToo = (await indexer(output(third.address, 'f00d02'))).json() as DepositJson;
     // As an earlier release stored them: the indexer's spelling, and one transaction under two spellings.
-    const spell = (id: string, txHash: string) =>
-      t.db.pool.query('UPDATE deposits SET tx_hash = $2 WHERE id = $1', [id, txHash]);
-    await spell(old.id, ' C0FFEE01');
-    await spell(twin.id, 'F00D01');
-    await spell(twinToo.id, 'f00d01');
-    const migration = (await loadMigrations()).find((each) => each.version === 33)!;
-    await t.db.pool.query(migration.sql);
-    const stored = await t.db.pool.query<{ id: string; tx_hash: string }>(
-      'SELECT id, tx_hash FROM deposits WHERE id = ANY($1) ORDER BY tx_hash',
-      [[old.id, twin.id, twinToo.id]],
+    assert.deepEqual(
+      await depositsAfterMigration(t.db.pool, 33, 'tx_hash', {
+        [old.id]: ' C0FFEE01',
+        [twin.id]: 'F00D01',
+        [twinToo.id]: 'f00d01',
+      }),
+      { [old.id]: 'c0ffee01', [twin.id]: 'F00D01', [twinToo.id]: 'f00d01' },
     );
-    assert.deepEqual(stored.rows, [
-      { id: twin.id, tx_hash: 'F00D01' },
-      { id: old.id, tx_hash: 'c0ffee01' },
-      { id: twinToo.id, tx_hash: 'f00d01' },
-    ]);
     // The rewritten deposit's next notification, in any spelling, finds it and credits nothing more.
     const repeat = await indexer(output(first.address, 'C0FFEE01'));
     expectStatus(repeat, 200);

@@ -1,6 +1,7 @@
 // One PostgreSQL database per test file, copied from the migrated template that scripts/test.ts made.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { loadMigrations } from '../../src/db/migrate.ts';
 import { createPool, type Pool } from '../../src/db/pool.ts';
 
 export interface TestDatabase {
@@ -59,4 +60,26 @@ export async function createTestDatabase(
       );
     },
   };
+}
+
+/**
+ * Stores deposits' `column` as an earlier release did (`before`: id -> value), runs payments data migration
+ * `version` again (the test database applied it on no such rows) and answers each deposit's value after it.
+ */
+export async function depositsAfterMigration(
+  pool: Pool,
+  version: number,
+  column: 'tx_hash' | 'bank_transaction_id',
+  before: Record<string, string>,
+): Promise<Record<string, string>> {
+  for (const [id, value] of Object.entries(before)) {
+    await pool.query(`UPDATE deposits SET ${column} = $2 WHERE id = $1`, [id, value]);
+  }
+  const migration = (await loadMigrations()).find((each) => each.version === version)!;
+  await pool.query(migration.sql);
+  const after = await pool.query<{ id: string; value: string }>(
+    `SELECT id, ${column} AS value FROM deposits WHERE id = ANY($1)`,
+    [Object.keys(before)],
+  );
+  return Object.fromEntries(after.rows.map((row) => [row.id, row.value]));
 }

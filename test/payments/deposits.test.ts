@@ -3,10 +3,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ledgerViolations } from '../../src/balances/repository.ts';
-import { loadMigrations } from '../../src/db/migrate.ts';
 import { withTransaction } from '../../src/db/pool.ts';
 import { expireDeposit } from '../../src/payments/deposits.ts';
 import { errorBody, startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
+import { depositsAfterMigration } from '../helpers/database.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { activeSubscription, client } from '../webhooks/fixtures.ts';
 import { balance, DEPOSITS, eventsOf, expectStatus, transactionsOf } from './fixtures.ts';
@@ -415,22 +415,14 @@ describe('deposits (D21, D24)', () => {
     const twin = await recorded('STMT-M34-B');
     const twinToo = await recorded('STMT-M34-C');
     // As an earlier release stored them: spaces kept, and one payment under two spellings.
-    const spell = (id: string, bankId: string) =>
-      t.db.pool.query('UPDATE deposits SET bank_transaction_id = $2 WHERE id = $1', [id, bankId]);
-    await spell(spaced.id, ' STMT-M34-A\t');
-    await spell(twin.id, 'STMT-M34-B');
-    await spell(twinToo.id, 'STMT-M34-B ');
-    const migration = (await loadMigrations()).find((each) => each.version === 34)!;
-    await t.db.pool.query(migration.sql);
-    const stored = await t.db.pool.query<{ id: string; bank_transaction_id: string }>(
-      'SELECT id, bank_transaction_id FROM deposits WHERE id = ANY($1) ORDER BY bank_transaction_id',
-      [[spaced.id, twin.id, twinToo.id]],
+    assert.deepEqual(
+      await depositsAfterMigration(t.db.pool, 34, 'bank_transaction_id', {
+        [spaced.id]: ' STMT-M34-A\t',
+        [twin.id]: 'STMT-M34-B',
+        [twinToo.id]: 'STMT-M34-B ',
+      }),
+      { [spaced.id]: 'STMT-M34-A', [twin.id]: 'STMT-M34-B', [twinToo.id]: 'STMT-M34-B ' },
     );
-    assert.deepEqual(stored.rows, [
-      { id: spaced.id, bank_transaction_id: 'STMT-M34-A' },
-      { id: twin.id, bank_transaction_id: 'STMT-M34-B' },
-      { id: twinToo.id, bank_transaction_id: 'STMT-M34-B ' },
-    ]);
     // The trimmed payment's retry finds the deposit that recorded it and credits nothing more.
     const retry = await admin(`/admin/v1/deposits/${spaced.id}/receive`, {
       amount: '10.00',

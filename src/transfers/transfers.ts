@@ -765,9 +765,9 @@ export async function fundTransfer(
     const deposit = (await payments.lockDeposit(tx, organisationId, row.deposit_id))!;
     // A transaction seen on chain is what will fund the transfer, with its own amount, at its confirmations:
     // the simulation stands for a payment that has not arrived.
-    if (deposit.status !== 'pending') {
+    if (deposit.status === 'detected') {
       throw invalidState(
-        `The transfer's deposit ${deposit.id} is ${deposit.status}: it is credited with the amount that arrived when its confirmations come`,
+        `The transfer's deposit ${deposit.id} is detected: it is credited with the amount that arrived when its confirmations come`,
       );
     }
     await creditDeposit(tx, deps, deposit, amount);

@@ -148,6 +148,7 @@ const MARKS = /\p{M}/gu;
  * it. The controls that do separate words stay breaks: whitespace (tab to carriage return, NEL U+0085) and
  * the information separators U+001C-U+001F, which text splitters read as whitespace.
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters kept as breaks are named here.
 const INVISIBLE = /(?![\t\n\v\f\r\u001c-\u001f\u0085])[\p{Default_Ignorable_Code_Point}\p{Cc}]/gu;
 const JOINERS = /['’‘`´.]/g;
 const BREAKS = /[^\p{L}\p{N}]+/gu;

@@ -92,6 +92,20 @@ export const knownCurrencyCodes = (): string[] => [...FIAT.keys(), ...Object.key
 const AMOUNT = /^(0|[1-9]\d{0,17})(\.\d{1,18})?$/;
 
 /**
+ * 422 on `field` unless `value` is written as a request amount (D14), before anything is looked up: a
+ * route that learns the currency from a stored row checks the text first, as validation comes before the
+ * operation (D5); parseAmount then checks the currency's decimals.
+ */
+export function checkAmountText(value: unknown, field: string): asserts value is string {
+  if (typeof value !== 'string' || !AMOUNT.test(value)) {
+    throw validationFailed(
+      field,
+      `${field} must be a decimal string such as "100.00" (no sign, no exponent), got ${JSON.stringify(value)}`,
+    );
+  }
+}
+
+/**
  * Parses an amount of a request (D14): a decimal string with no exponent or sign, no more decimals than
  * the currency has, greater than zero; anything else is 422 on `field`. `allowZero` admits "0" for
  * amounts that may be nothing (a corridor's fixed fee).
@@ -103,12 +117,7 @@ export function parseAmount(
   options: { allowZero?: boolean } = {},
 ): Decimal {
   const currency = currencyOf(currencyCode);
-  if (typeof value !== 'string' || !AMOUNT.test(value)) {
-    throw validationFailed(
-      field,
-      `${field} must be a decimal string such as "100.00" (no sign, no exponent), got ${JSON.stringify(value)}`,
-    );
-  }
+  checkAmountText(value, field);
   const fraction = value.split('.')[1] ?? '';
   if (fraction.length > currency.decimals) {
     throw validationFailed(

@@ -40,7 +40,14 @@ import { AppError, conflict, invalidState, notFound, validationFailed } from '..
 import { isPublicId, newPublicId } from '../platform/ids.ts';
 import { cancelJob, scheduleJob } from '../platform/jobs/runner.ts';
 import { ownEntry } from '../platform/lookup.ts';
-import { Decimal, formatAmount, formatRate, isCryptoAsset, parseAmount } from '../platform/money.ts';
+import {
+  checkAmountText,
+  Decimal,
+  formatAmount,
+  formatRate,
+  isCryptoAsset,
+  parseAmount,
+} from '../platform/money.ts';
 import { type Page, toPage, toSearchQuery } from '../platform/search.ts';
 import { toIso } from '../platform/time.ts';
 import { screen } from '../sanctions/service.ts';
@@ -749,6 +756,7 @@ export async function fundTransfer(
   id: string,
   amountText: string | undefined,
 ): Promise<TransferView> {
+  if (amountText !== undefined) checkAmountText(amountText, 'amount');
   return transactionGroups(deps.pool).run(organisationId, async (tx) => {
     // The deposit leg is locked before the transfer, in the order a deposit's arrival takes them (the
     // deposit, then its transfer through onDepositReceived): the other order deadlocks with it.

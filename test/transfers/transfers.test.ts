@@ -264,6 +264,18 @@ describe('transfers (D20)', () => {
       ['transfer.processing', 'awaiting_deposit'],
       ['transfer.completed', 'processing'],
     ]);
+    // A malformed amount is 422 on amount, before the transfer's state is looked at (D5, D14).
+    for (const amount of ['1e2', ' 1', '-1', '１']) {
+      const malformed = await api.post(`/api/v1/sandbox/transfers/${transfer.id}/fund`, { amount });
+      assert.equal(malformed.statusCode, 422, malformed.body);
+      assert.deepEqual(
+        [errorBody(malformed.body).code, errorBody(malformed.body).field],
+        ['VALIDATION_FAILED', 'amount'],
+      );
+    }
+    const late = await api.post(`/api/v1/sandbox/transfers/${transfer.id}/fund`, { amount: '1.00' });
+    assert.equal(late.statusCode, 400, late.body);
+    assert.equal(errorBody(late.body).code, 'INVALID_STATE');
   });
 
   it("funds a transfer without a deadlock while its deposit's funds arrive the other way (deposit, then transfer)", async () => {

@@ -161,11 +161,19 @@ export const CreateDepositBody = component(
 );
 export type CreateDepositInput = Static<typeof CreateDepositBody>;
 
-export const DepositIdParams = Type.Object({ deposit_id: Type.String({ maxLength: 64 }) });
-export const DepositReferenceParams = Type.Object({
-  reference: Type.String({ minLength: 1, maxLength: 140 }),
+export const DepositIdParams = Type.Object({
+  deposit_id: Type.String({ description: 'The deposit id (`dep_...`). A malformed id is 404.' }),
 });
-export const PayoutIdParams = Type.Object({ payout_id: Type.String({ maxLength: 64 }) });
+export const DepositReferenceParams = Type.Object({
+  reference: Type.String({
+    minLength: 1,
+    description:
+      "The payer's reference, as written (capitals and spaces do not count). An unknown one is 404.",
+  }),
+});
+export const PayoutIdParams = Type.Object({
+  payout_id: Type.String({ description: 'The payout id (`pyt_...`). A malformed id is 404.' }),
+});
 
 export const ReceiveDepositBody = component(
   'ReceiveDepositRequest',

@@ -75,4 +75,6 @@ export const CreateQuoteBody = component(
 );
 export type CreateQuoteInput = Static<typeof CreateQuoteBody>;
 
-export const QuoteIdParams = Type.Object({ quote_id: Type.String({ maxLength: 64 }) });
+export const QuoteIdParams = Type.Object({
+  quote_id: Type.String({ description: 'The quote id (`qte_...`). A malformed id is 404.' }),
+});

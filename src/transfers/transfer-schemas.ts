@@ -132,7 +132,9 @@ export const ConfirmBody = component(
 );
 export type ConfirmInput = Static<typeof ConfirmBody>;
 
-export const TransferIdParams = Type.Object({ transfer_id: Type.String({ maxLength: 64 }) });
+export const TransferIdParams = Type.Object({
+  transfer_id: Type.String({ description: 'The transfer id (`trf_...`). A malformed id is 404.' }),
+});
 
 export const FundBody = component(
   'SandboxFundTransferRequest',

@@ -226,6 +226,21 @@ describe('hostile input on the payment routes (issue 18)', () => {
     }
   }
 
+  it('answers an over-long id on every GET of one resource 404, as any unknown id (docs/reliability.md)', async () => {
+    const reads = PAYMENT_ENDPOINTS.filter(
+      (endpoint) => endpoint.method === 'GET' && /^[^:]*:[a-z_]+(\/[a-z]+)?$/.test(endpoint.path),
+    );
+    assert.ok(reads.length >= 10, `${reads.length} routes`);
+    for (const endpoint of reads) {
+      for (const length of [65, 300]) {
+        const url = endpoint.path.replace(/:[a-z_]+/, 'a'.repeat(length));
+        const response = await t.app.inject({ method: 'GET', url, headers: context.headersFor(endpoint) });
+        assert.equal(response.statusCode, 404, `${url.slice(0, 60)}…: ${response.body}`);
+        assert.equal(errorBody(response.body).code, 'NOT_FOUND');
+      }
+    }
+  });
+
   describe('findings of the payment hostile-input pass', () => {
     const adminHeaders = { authorization: `Bearer ${TEST_ADMIN_KEY}` };
     const refused = async (response: LightMyRequestResponse, before: string, field: string) => {

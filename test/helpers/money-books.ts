@@ -14,8 +14,10 @@ export type ResourceType = 'transfer' | 'deposit' | 'payout';
 /** What each status may become (D20 transfers, D21 deposits and payouts). */
 export const MOVES: Readonly<Record<ResourceType, Readonly<Record<string, readonly string[]>>>> = {
   transfer: {
-    in_review: ['awaiting_deposit', 'processing', 'rejected', 'cancelled'],
-    awaiting_deposit: ['processing', 'expired', 'cancelled'],
+    // expired: unfunded at expires_at, also while held in review; rejected from awaiting_deposit: its money
+    // came for a beneficiary a sanctions review blocked since the confirm (D19, D20).
+    in_review: ['awaiting_deposit', 'processing', 'rejected', 'cancelled', 'expired'],
+    awaiting_deposit: ['processing', 'expired', 'cancelled', 'rejected'],
     processing: ['completed', 'refunding'],
     completed: ['refunding'],
     refunding: ['refunded'],

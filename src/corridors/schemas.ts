@@ -2,6 +2,7 @@
 // (D23). Currencies, country, amounts and percents are strings checked by the service, so that each
 // rejection names its field with a message that says what is allowed.
 import { type Static, Type } from '@sinclair/typebox';
+import { CurrencyCode } from '../balances/schemas.ts';
 import { component } from '../platform/openapi.ts';
 import { FilterList, pageSchema, searchBodySchema } from '../platform/search.ts';
 import { StringEnum } from '../webhooks/api-schemas.ts';
@@ -147,9 +148,11 @@ export const CorridorSearchBody = component(
   'CorridorSearchRequest',
   searchBodySchema(
     {
-      source_currency: FilterList(Type.String({ maxLength: 16 })),
-      destination_country: FilterList(Type.String({ maxLength: 16 })),
-      destination_currency: FilterList(Type.String({ maxLength: 16 })),
+      source_currency: FilterList(CurrencyCode),
+      destination_country: FilterList(
+        Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2, upper-case.' }),
+      ),
+      destination_currency: FilterList(CurrencyCode),
       payout_method: FilterList(StringEnum(PAYOUT_METHODS)),
       status: FilterList(StringEnum(CORRIDOR_STATUSES)),
     },

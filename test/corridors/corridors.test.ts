@@ -202,6 +202,10 @@ describe('corridors in the sandbox (D16, D24)', () => {
       [{ filters: { source_currency: 'USD' } }, 'filters.source_currency'],
       [{ filters: { source_currency: [] } }, 'filters.source_currency'],
       [{ filters: { country: ['DE'] } }, 'filters.country'],
+      // Codes are upper-case, as everywhere in the API: a lower-case one is refused, not an empty page.
+      [{ filters: { source_currency: ['usd'] } }, 'filters.source_currency[0]'],
+      [{ filters: { destination_country: ['de'] } }, 'filters.destination_country[0]'],
+      [{ filters: { destination_currency: ['eur'] } }, 'filters.destination_currency[0]'],
       [{ filters: { payout_method: ['cash'] } }, 'filters.payout_method[0]'],
       [{ filters: { status: ['deleted'] } }, 'filters.status[0]'],
       [{ sort_by: 'fee_fixed' }, 'sort_by'],

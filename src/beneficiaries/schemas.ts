@@ -2,6 +2,7 @@
 // decides (the strings of `address` and `account`): the field set of the destination (requirements.ts)
 // judges them, so that every refusal names its dotted field (`account.iban`) with the set's own rule.
 import { type Static, Type } from '@sinclair/typebox';
+import { CurrencyCode } from '../balances/schemas.ts';
 import { PAYOUT_METHODS } from '../corridors/schemas.ts';
 import { component } from '../platform/openapi.ts';
 import { FilterList, pageSchema, searchBodySchema } from '../platform/search.ts';
@@ -169,8 +170,10 @@ export const BeneficiarySearchBody = component(
   searchBodySchema(
     {
       status: FilterList(StringEnum(BENEFICIARY_STATUSES)),
-      destination_country: FilterList(Type.String({ maxLength: 2 })),
-      destination_currency: FilterList(Type.String({ maxLength: 16 })),
+      destination_country: FilterList(
+        Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2, upper-case.' }),
+      ),
+      destination_currency: FilterList(CurrencyCode),
       payout_method: FilterList(StringEnum(PAYOUT_METHODS)),
       entity_type: FilterList(StringEnum(ENTITY_TYPES)),
       external_id: FilterList(StoredText({ maxLength: 128 })),

@@ -502,7 +502,7 @@ describe('beneficiary lifecycle', () => {
       assert.deepEqual(page.items[0], await get(made.de!.id, org));
     });
 
-    it('refuses an unknown filter, a single value, a bad sort (422 naming it)', async () => {
+    it('refuses an unknown filter, a single value, a lower-case code, a bad sort (422 naming it)', async () => {
       expectError(
         await org.post(`${BENEFICIARIES}/search`, { filters: { iban: ['x'] } }),
         422,
@@ -515,6 +515,15 @@ describe('beneficiary lifecycle', () => {
         'VALIDATION_FAILED',
         'filters.status',
       );
+      // Codes are upper-case: a lower-case one is refused rather than matching nothing.
+      for (const filter of ['destination_country', 'destination_currency']) {
+        expectError(
+          await org.post(`${BENEFICIARIES}/search`, { filters: { [filter]: ['de'] } }),
+          422,
+          'VALIDATION_FAILED',
+          `filters.${filter}[0]`,
+        );
+      }
       expectError(
         await org.post(`${BENEFICIARIES}/search`, { sort_by: 'name' }),
         422,

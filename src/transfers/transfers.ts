@@ -294,7 +294,27 @@ async function proceed(tx: PoolClient, deps: AppDeps, row: repo.TransferRow): Pr
     return move(tx, deps, row, 'processing', { payout_id: payout.id }, payout);
   }
   if (pastFundingDeadline(row)) return stop(tx, deps, row, 'expired', NOT_FUNDED_IN_TIME);
+  const unfundable = fundingRefusal(deps, row);
+  if (unfundable !== null) return stop(tx, deps, row, 'rejected', unfundable);
   return move(tx, deps, row, 'awaiting_deposit', { deposit_id: await createDepositLeg(tx, deps, row) });
+}
+
+/**
+ * Why a transfer held in review can no longer open its deposit leg, or null: the collection account of its
+ * currency or the key of its network was removed from the configuration since the confirm, which checked
+ * them (assertFundable). It is rejected, since nobody could pay it.
+ */
+function fundingRefusal(deps: AppDeps, row: repo.TransferRow): string | null {
+  try {
+    assertFundable(deps, row.source_currency, {
+      funding_method: row.funding_method as ConfirmInput['funding_method'],
+      ...(row.network !== null ? { network: row.network } : {}),
+    });
+    return null;
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    return error.message;
+  }
 }
 
 export async function confirmQuote(
@@ -319,7 +339,11 @@ export async function confirmQuote(
  * fields: a transfer held in review opens its leg only when the review clears it, and that review must
  * not be the one to fail. Answers the network a crypto deposit is to arrive on (null for the others).
  */
-function assertFundable(deps: AppDeps, currency: string, input: ConfirmInput): NetworkCode | null {
+function assertFundable(
+  deps: AppDeps,
+  currency: string,
+  input: Pick<ConfirmInput, 'funding_method' | 'network'>,
+): NetworkCode | null {
   if (input.funding_method === 'bank_transfer' && !ownEntry(deps.config.depositBankAccounts, currency)) {
     throw validationFailed(
       'funding_method',

@@ -526,6 +526,46 @@ describe('transfers (D20)', () => {
     assert.deepEqual(await balance(api, 'USD'), { available: '999000.00', held: '0.00' });
   });
 
+  it('rejects at its review a transfer held in review whose funding the configuration no longer takes', async () => {
+    const api = await organisation();
+    const ben = await beneficiary(t, api, 'DE89370400440532013000', 'EUR', 'active', 'Sanctioned Person');
+    const held = (await awaitingDeposit(api, ben)) as TransferJson;
+    assert.equal(held.status, 'in_review');
+    assert.equal(held.deposit, null);
+    // The service restarts without a USD collection account; the operator then clears the review.
+    const restarted = await startTestApp({
+      db: t.db,
+      env: { DEPOSIT_BANK_ACCOUNTS: '{}' },
+      extraAreas: [testBeneficiaries],
+    });
+    try {
+      const cleared = await restarted.app.inject({
+        method: 'POST',
+        url: `/admin/v1/screenings/${held.screening_id}/review`,
+        headers: { authorization: `Bearer ${TEST_ADMIN_KEY}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ decision: 'cleared', note: 'a namesake' }),
+      });
+      assert.equal(cleared.statusCode, 200, cleared.body);
+    } finally {
+      await restarted.close();
+    }
+    const final = await transferOf(api, held.id);
+    assert.deepEqual(
+      [final.status, final.status_reason, final.deposit],
+      [
+        'rejected',
+        'Bank transfers in USD cannot be received (no collection account); fund the transfer another way',
+        null,
+      ],
+    );
+    assert.deepEqual(await codes(held.id), [
+      ['transfer.created', null],
+      ['transfer.in_review', null],
+      ['transfer.rejected', 'in_review'],
+    ]);
+    assert.deepEqual(await balance(api, 'USD'), { available: '1000000.00', held: '0.00' });
+  });
+
   /** The operator's screening review (D18), as the operator API takes it. */
   const review = (screeningId: string | null, decision: 'cleared' | 'confirmed_match') =>
     t.app.inject({

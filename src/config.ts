@@ -3,7 +3,13 @@
 
 import { existsSync } from 'node:fs';
 import ipaddr from 'ipaddr.js';
-import { type AccountKey, KEY_VARIABLES, parseAccountKey, SANDBOX_ACCOUNT_KEYS } from './crypto/keys.ts';
+import {
+  type AccountKey,
+  KEY_VARIABLES,
+  parseAccountKey,
+  SANDBOX_ACCOUNT_KEYS,
+  TEST_MNEMONIC_COIN_FINGERPRINTS,
+} from './crypto/keys.ts';
 import {
   KEY_FAMILIES,
   type KeyFamily,
@@ -371,13 +377,15 @@ function cryptoKeys(env: Env, appEnv: AppEnv): Partial<Record<KeyFamily, Account
     } catch (error) {
       throw new ConfigError(variable, (error as Error).message);
     }
-    // The sandbox's keys come from a published mnemonic: anyone can spend what their addresses receive. A
-    // sandbox configuration copied into production must not start.
-    if (appEnv !== 'sandbox' && key.canonicalKey === SANDBOX_ACCOUNT_KEYS[family]) {
+    // The sandbox's keys come from a published mnemonic: anyone can spend what the addresses of any of its
+    // accounts receive. A sandbox configuration copied into production, or another account of that
+    // mnemonic, must not start. (A key of another wallet shares the 4-byte parent fingerprint by chance
+    // once in 2^32.)
+    if (appEnv !== 'sandbox' && key.parentFingerprint === TEST_MNEMONIC_COIN_FINGERPRINTS[family]) {
       throw new ConfigError(
         variable,
-        "is the sandbox's public test key (of the published abandon...about mnemonic): anyone could spend what " +
-          'its addresses receive; configure an account key of your own',
+        "is an account key of the sandbox's published test mnemonic (abandon...about): anyone could spend " +
+          'what its addresses receive; configure an account key of your own',
       );
     }
     keys[family] = Object.freeze(key);

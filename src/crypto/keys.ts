@@ -29,6 +29,18 @@ export const SANDBOX_ACCOUNT_KEYS: Readonly<Record<KeyFamily, string>> = {
     'vpub5Y6cjg78GGuNLsaPhmYsiw4gYX3HoQiRBiSwDaBXKUafCt9bNwWQiitDk5VZ5BVxYnQdwoTyXSs2JHRPAgjAvtbBrf8ZhDYe2jWAqvZVnsc',
 };
 
+/**
+ * Fingerprints of the test mnemonic's coin-type nodes (m/44'/60', m/44'/195', m/84'/0'): the parent of every
+ * account key of that mnemonic in each family, the sandbox's and any other account's alike. The mnemonic is
+ * published, so anyone can spend what such keys' addresses receive; production refuses them (src/config.ts).
+ * test/crypto/keys.test.ts derives them again from the mnemonic.
+ */
+export const TEST_MNEMONIC_COIN_FINGERPRINTS: Readonly<Record<KeyFamily, number>> = {
+  evm: 0xd32e4508,
+  tron: 0xb7e5906e,
+  bitcoin: 0x7ef32bdb,
+};
+
 /** BIP32 / SLIP-132 version bytes: public, its private counterpart, and what they mean. */
 interface KeyVersion {
   prefix: string;
@@ -80,6 +92,8 @@ export interface AccountKey {
   accountPath: string;
   /** Bitcoin only: testnet addresses (`tb1q`), in the sandbox. */
   testnet: boolean;
+  /** The fingerprint of the key's parent, the coin-type node of the wallet it comes from (BIP32). */
+  parentFingerprint: number;
 }
 
 const base58check = createBase58check(sha256);
@@ -154,5 +168,6 @@ export function parseAccountKey(family: KeyFamily, raw: string, testnet: boolean
     canonicalKey: canonical.publicExtendedKey,
     accountPath: `m/${purpose}'/${coin}'/${key.index - HARDENED_OFFSET}'`,
     testnet: family === 'bitcoin' && testnet,
+    parentFingerprint: key.parentFingerprint,
   };
 }

@@ -7,13 +7,22 @@ import { HDKey } from '@scure/bip32';
 import { mnemonicToSeedSync } from '@scure/bip39';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { deriveAddress, encodeAddress, toChecksumAddress } from '../../src/crypto/derivation.ts';
-import { type AccountKey, parseAccountKey, SANDBOX_ACCOUNT_KEYS } from '../../src/crypto/keys.ts';
+import {
+  type AccountKey,
+  parseAccountKey,
+  SANDBOX_ACCOUNT_KEYS,
+  TEST_MNEMONIC_COIN_FINGERPRINTS,
+} from '../../src/crypto/keys.ts';
 import { testEnv } from '../helpers/app.ts';
 
 const TEST_MNEMONIC =
   'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 const seed = mnemonicToSeedSync(TEST_MNEMONIC);
 const root = HDKey.fromMasterSeed(seed);
+/** Stands for an operator's own wallet (a BIP39 test vector mnemonic other than the sandbox's). */
+const ownWallet = HDKey.fromMasterSeed(
+  mnemonicToSeedSync('legal winner thank year wave sausage worth useful legal winner thank yellow'),
+);
 /** BIP84 testnet serialisation (SLIP-132 vpub / vprv). */
 const VPUB = { public: 0x045f1cf6, private: 0x045f18bc };
 
@@ -91,7 +100,8 @@ describe('address derivation: published vectors', () => {
   });
 
   it('Bitcoin mainnet: the BIP84 test vector zpub gives bc1qcr8te4... and bc1qnjg0jd... at /0/0 and /0/1', () => {
-    const key = production({ CRYPTO_ZPUB_BTC: BIP84_ZPUB }).cryptoKeys.bitcoin!;
+    // Parsed as production parses it; production then refuses the test mnemonic's keys (see below).
+    const key = parseAccountKey('bitcoin', BIP84_ZPUB, false);
     assert.equal(key.accountPath, "m/84'/0'/0'");
     assert.equal(key.testnet, false);
     assert.deepEqual(deriveAddress(key, 0), {
@@ -144,21 +154,42 @@ describe('key configuration', () => {
   it('production offers no family without its key', () => {
     const config = production({});
     assert.deepEqual(config.cryptoKeys, {});
-    const evmOnly = production({ CRYPTO_XPUB_EVM: root.derive("m/44'/60'/1'").publicExtendedKey });
+    const evmOnly = production({ CRYPTO_XPUB_EVM: ownWallet.derive("m/44'/60'/1'").publicExtendedKey });
     assert.deepEqual(Object.keys(evmOnly.cryptoKeys), ['evm']);
   });
 
-  it("production refuses the sandbox's public test keys, naming the variable", () => {
+  it("knows the test mnemonic's coin-type nodes: the parents of its account keys", () => {
+    assert.deepEqual(TEST_MNEMONIC_COIN_FINGERPRINTS, {
+      evm: root.derive("m/44'/60'").fingerprint,
+      tron: root.derive("m/44'/195'").fingerprint,
+      bitcoin: root.derive("m/84'/0'").fingerprint,
+    });
+  });
+
+  it("production refuses every account key of the sandbox's published mnemonic, naming the variable", () => {
     for (const [variable, key] of [
       ['CRYPTO_XPUB_EVM', SANDBOX_ACCOUNT_KEYS.evm],
+      ['CRYPTO_XPUB_EVM', root.derive("m/44'/60'/1'").publicExtendedKey],
       ['CRYPTO_XPUB_TRON', SANDBOX_ACCOUNT_KEYS.tron],
+      ['CRYPTO_XPUB_TRON', root.derive("m/44'/195'/7'").publicExtendedKey],
+      // The BIP84 test vector, as a zpub and as the same key written as an xpub.
+      ['CRYPTO_ZPUB_BTC', BIP84_ZPUB],
+      ['CRYPTO_ZPUB_BTC', root.derive("m/84'/0'/0'").publicExtendedKey],
+      ['CRYPTO_ZPUB_BTC', root.derive("m/84'/0'/2'").publicExtendedKey],
     ] as const) {
       const error = configError(
         testEnv({ APP_ENV: 'production', AUTH_REALM: 'production', [variable]: key }),
         variable,
       );
-      assert.match(error.message, /sandbox's public test key/);
+      assert.match(error.message, /account key of the sandbox's published test mnemonic/);
     }
+    // Another wallet's keys start.
+    const config = production({
+      CRYPTO_XPUB_EVM: ownWallet.derive("m/44'/60'/0'").publicExtendedKey,
+      CRYPTO_XPUB_TRON: ownWallet.derive("m/44'/195'/0'").publicExtendedKey,
+      CRYPTO_ZPUB_BTC: ownWallet.derive("m/84'/0'/0'").publicExtendedKey,
+    });
+    assert.deepEqual(Object.keys(config.cryptoKeys).sort(), ['bitcoin', 'evm', 'tron']);
   });
 
   it('a zpub and the xpub of the same key are one key (one index sequence)', () => {

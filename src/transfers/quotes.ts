@@ -7,7 +7,7 @@ import { quotableRate } from '../fx/service.ts';
 import type { AppDeps } from '../platform/deps.ts';
 import { AppError, invalidState, notFound, validationFailed } from '../platform/errors.ts';
 import { isPublicId, newPublicId } from '../platform/ids.ts';
-import { Decimal, formatAmount, formatRate, parseAmount } from '../platform/money.ts';
+import { checkAmountText, Decimal, formatAmount, formatRate, parseAmount } from '../platform/money.ts';
 import { toIso } from '../platform/time.ts';
 import { type Price, type PriceTerms, priceFromDestination, priceFromSource, quotedRate } from './pricing.ts';
 import * as repo from './quote-repository.ts';
@@ -49,6 +49,9 @@ export async function createQuote(
       'Give exactly one of source_amount and destination_amount',
     );
   }
+  // Written as an amount before the corridor and its rate are looked up (D5); the decimals need the corridor.
+  if (input.source_amount !== undefined) checkAmountText(input.source_amount, 'source_amount');
+  else checkAmountText(input.destination_amount, 'destination_amount');
   const corridor = await quotableCorridor(deps.pool, input.corridor_id);
   const now = new Date();
   const mid = await quotableRate(

@@ -177,7 +177,7 @@ describe('quotes (D20)', () => {
     );
   });
 
-  it('refuses a suspended corridor with 400 CORRIDOR_UNAVAILABLE', async () => {
+  it('refuses a suspended corridor with 400 CORRIDOR_UNAVAILABLE, after a malformed amount (422)', async () => {
     const admin = (method: 'PATCH', url: string, body: unknown) =>
       t.app.inject({
         method,
@@ -194,6 +194,21 @@ describe('quotes (D20)', () => {
       const refused = await api.post(QUOTES, { corridor_id: gbp, source_amount: '10.00' });
       assert.equal(refused.statusCode, 400);
       assert.equal(errorBody(refused.body).code, 'CORRIDOR_UNAVAILABLE');
+      // A malformed amount is 422 on its field before the corridor is looked at (D5, D14), also for an
+      // unknown corridor.
+      for (const [corridor, body] of [
+        [gbp, { source_amount: '-5' }],
+        [gbp, { source_amount: 'abc' }],
+        [gbp, { destination_amount: '1e3' }],
+        ['cor_01JD0000000000000000000000', { source_amount: 'abc' }],
+      ] as const) {
+        const malformed = await api.post(QUOTES, { corridor_id: corridor, ...body });
+        assert.equal(malformed.statusCode, 422, malformed.body);
+        assert.deepEqual(
+          [errorBody(malformed.body).code, errorBody(malformed.body).field],
+          ['VALIDATION_FAILED', Object.keys(body)[0]],
+        );
+      }
     } finally {
       await admin('PATCH', `/admin/v1/corridors/${gbp}`, { status: 'active' });
     }

@@ -334,6 +334,15 @@ export const FailPayoutBody = component(
 );
 export type FailPayoutInput = Static<typeof FailPayoutBody>;
 
+/** The operator's record of a payout the bank refused (D21): the reason is required. */
+export const OperatorFailPayoutBody = component(
+  'OperatorFailPayoutRequest',
+  Type.Object(
+    { failure_reason: StringEnum(FAILURE_REASONS) },
+    { additionalProperties: false, examples: [{ failure_reason: 'account_closed' }] },
+  ),
+);
+
 export const PAYOUT_SORT_KEYS = ['id', 'created_at', 'updated_at'] as const;
 export const PayoutSearchBody = component(
   'PayoutSearchRequest',

@@ -648,6 +648,12 @@ describe('payouts on the manual rail (D21)', () => {
     const done = await admin('POST', `/admin/v1/payouts/${one.id}/complete`);
     expectStatus(done, 200);
     assert.equal(done.json().status, 'completed');
+    // D21: the operator says why the bank refused it.
+    for (const body of [undefined, {}, { failure_reason: 'returned_by_mistake' }]) {
+      const refused = await admin('POST', `/admin/v1/payouts/${two.id}/fail`, body);
+      expectStatus(refused, 422);
+      assert.equal(errorBody(refused.body).field, 'failure_reason');
+    }
     const failed = await admin('POST', `/admin/v1/payouts/${two.id}/fail`, {
       failure_reason: 'account_closed',
     });

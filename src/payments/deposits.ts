@@ -383,9 +383,12 @@ async function recordPayment(
 ): Promise<ReceivedPayment> {
   const row = await lockedDeposit(tx, organisationId, id);
   if (row.method !== 'bank_transfer') {
-    throw invalidState(
-      'A crypto deposit is credited by its chain notification (POST /admin/v1/crypto/deposits)',
-    );
+    // The sandbox's client (organisationId set) simulates the chain; the operator's indexer reports it.
+    const how =
+      organisationId === null
+        ? 'its chain notification (POST /admin/v1/crypto/deposits)'
+        : 'a simulated chain transaction (POST /api/v1/sandbox/crypto/deposits)';
+    throw invalidState(`The deposit is a ${row.status} crypto deposit: it is credited by ${how}`);
   }
   // The payer's reference, when the operator gives it, guards against crediting the wrong deposit. Banks
   // pass references on in capitals or with spaces, so those do not count.

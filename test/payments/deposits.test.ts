@@ -148,6 +148,23 @@ describe('deposits (D21, D24)', () => {
     const twice = await api.post(`/api/v1/sandbox/deposits/${expected.id}/receive`);
     expectStatus(twice, 400);
     assert.equal(errorBody(twice.body).code, 'INVALID_STATE');
+    // A crypto deposit is credited by its chain transaction: each caller is told how it would arrive.
+    const crypto = await create(api, { currency: 'USDC', method: 'crypto', expected_amount: '5.000000' });
+    const simulated = await api.post(`/api/v1/sandbox/deposits/${crypto.id}/receive`);
+    expectStatus(simulated, 400);
+    assert.deepEqual(
+      [errorBody(simulated.body).code, errorBody(simulated.body).error],
+      [
+        'INVALID_STATE',
+        'The deposit is a pending crypto deposit: it is credited by a simulated chain transaction (POST /api/v1/sandbox/crypto/deposits)',
+      ],
+    );
+    const recorded = await admin(`/admin/v1/deposits/${crypto.id}/receive`, { amount: '5.000000' });
+    expectStatus(recorded, 400);
+    assert.equal(
+      errorBody(recorded.body).error,
+      'The deposit is a pending crypto deposit: it is credited by its chain notification (POST /admin/v1/crypto/deposits)',
+    );
   });
 
   it('expires a pending deposit at its time, through its durable timer', async () => {

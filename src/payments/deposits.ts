@@ -38,6 +38,34 @@ const DEPOSIT_MOVES: Readonly<Record<repo.DepositRow['status'], readonly repo.De
 const amountOrNull = (value: string | null, currency: string) =>
   value === null ? null : formatAmount(value, currency);
 
+/** The keys of deposit instructions in D20's order (bank transfer, then crypto's own). */
+const INSTRUCTION_KEYS = [
+  'type',
+  'currency',
+  'network',
+  'asset',
+  'amount',
+  'account_holder',
+  'bank_name',
+  'iban',
+  'account_number',
+  'routing_code',
+  'bic',
+  'reference',
+  'address',
+];
+
+/**
+ * Stored instructions as GET and the events show them: in D20's key order, whatever order the database
+ * (jsonb sorts keys by length) gave them back in.
+ */
+export function instructionsView(stored: Record<string, unknown>): DepositView['instructions'] {
+  const ordered: Record<string, unknown> = {};
+  for (const key of INSTRUCTION_KEYS) if (Object.hasOwn(stored, key)) ordered[key] = stored[key];
+  for (const key of Object.keys(stored)) if (!Object.hasOwn(ordered, key)) ordered[key] = stored[key];
+  return ordered as DepositView['instructions'];
+}
+
 export function depositView(row: repo.DepositRow): DepositView {
   return {
     id: row.id,
@@ -46,7 +74,7 @@ export function depositView(row: repo.DepositRow): DepositView {
     expected_amount: amountOrNull(row.expected_amount, row.currency),
     received_amount: amountOrNull(row.received_amount, row.currency),
     status: row.status,
-    instructions: row.instructions as DepositView['instructions'],
+    instructions: instructionsView(row.instructions),
     transfer_id: row.transfer_id,
     network: row.network,
     tx_hash: row.tx_hash,

@@ -1,5 +1,5 @@
 // Request and response schemas of deposits and payouts (D21) and their simulations (D24).
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, type TProperties, Type } from '@sinclair/typebox';
 import { CurrencyCode } from '../balances/schemas.ts';
 import { component } from '../platform/openapi.ts';
 import { FilterList, pageSchema, searchBodySchema } from '../platform/search.ts';
@@ -31,27 +31,41 @@ export const FAILURE_REASONS = [
 ] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
-export const BankTransferInstructions = component(
-  'BankTransferInstructions',
-  Type.Object(
-    {
-      type: Type.Literal('bank_transfer'),
-      currency: CurrencyCode,
-      amount: Nullable(
-        Type.String({ description: 'The amount to send; null when the deposit expects none.' }),
-      ),
-      account_holder: Type.String(),
-      bank_name: Type.String(),
-      iban: Type.Optional(Type.String()),
-      account_number: Type.Optional(Type.String()),
-      routing_code: Type.Optional(Type.String({ description: 'Sort code, ABA routing number, ...' })),
-      bic: Type.String(),
-      reference: Type.String({
-        description: 'The payer must quote it: it matches the payment to this deposit.',
-      }),
-    },
-    { description: 'Where and how to pay: the payer quotes `reference`.' },
-  ),
+/**
+ * Bank-transfer instructions in D20's order, one schema per kind of account (an IBAN, or an account number
+ * with its routing code), every key required: the serializer writes a schema's required keys before its
+ * optional ones, so one schema with optional account keys would move them after `reference`.
+ */
+const bankTransferInstructions = (name: string, account: TProperties) =>
+  component(
+    name,
+    Type.Object(
+      {
+        type: Type.Literal('bank_transfer'),
+        currency: CurrencyCode,
+        amount: Nullable(
+          Type.String({ description: 'The amount to send; null when the deposit expects none.' }),
+        ),
+        account_holder: Type.String(),
+        bank_name: Type.String(),
+        ...account,
+        bic: Type.String(),
+        reference: Type.String({
+          description: 'The payer must quote it: it matches the payment to this deposit.',
+        }),
+      },
+      { description: 'Where and how to pay: the payer quotes `reference`.' },
+    ),
+  );
+export const IbanTransferInstructions = bankTransferInstructions('BankTransferInstructionsIban', {
+  iban: Type.String(),
+});
+export const AccountNumberTransferInstructions = bankTransferInstructions(
+  'BankTransferInstructionsAccountNumber',
+  {
+    account_number: Type.String(),
+    routing_code: Type.String({ description: 'Sort code, ABA routing number, ...' }),
+  },
 );
 
 export const CryptoInstructions = component(
@@ -67,7 +81,7 @@ export const CryptoInstructions = component(
 
 export const DepositInstructions = component(
   'DepositInstructions',
-  Type.Union([BankTransferInstructions, CryptoInstructions], {
+  Type.Union([IbanTransferInstructions, AccountNumberTransferInstructions, CryptoInstructions], {
     description: 'How to pay the deposit: `type` tells a bank transfer from a crypto address.',
   }),
 );

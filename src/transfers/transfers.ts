@@ -24,7 +24,7 @@ import {
   withTransaction,
 } from '../db/pool.ts';
 import { transactionGroups } from '../db/transaction-groups.ts';
-import { creditDeposit, depositView, openDeposit } from '../payments/deposits.ts';
+import { creditDeposit, depositView, instructionsView, openDeposit } from '../payments/deposits.ts';
 import {
   destinationOf,
   FX_POSITION,
@@ -107,7 +107,7 @@ function buildTransferView(
     destination_amount: formatAmount(row.destination_amount, row.destination_currency),
     status: row.status,
     status_reason: row.status_reason,
-    deposit_instructions: (deposit?.instructions as TransferView['deposit_instructions']) ?? null,
+    deposit_instructions: deposit ? instructionsView(deposit.instructions) : null,
     deposit: deposit ? depositView(deposit) : null,
     payout: payout ? payoutView(payout) : null,
     screening_id: row.screening_id,

@@ -7,6 +7,7 @@ import { withTransaction } from '../../src/db/pool.ts';
 import { expireDeposit } from '../../src/payments/deposits.ts';
 import { errorBody, startTestApp, TEST_ADMIN_KEY, type TestApp } from '../helpers/app.ts';
 import { depositsAfterMigration } from '../helpers/database.ts';
+import { storedEnvelope } from '../helpers/event-payloads.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { activeSubscription, client } from '../webhooks/fixtures.ts';
 import { balance, DEPOSITS, eventsOf, expectStatus, transactionsOf } from './fixtures.ts';
@@ -165,6 +166,34 @@ describe('deposits (D21, D24)', () => {
       errorBody(recorded.body).error,
       'The deposit is a pending crypto deposit: it is credited by its chain notification (POST /admin/v1/crypto/deposits)',
     );
+  });
+
+  it("shows instructions with D20's keys in D20's order, the same in the GET and in deposit.created", async () => {
+    const api = await organisation();
+    const bank = ['type', 'currency', 'amount', 'account_holder', 'bank_name'];
+    const cases: [Record<string, string>, string[]][] = [
+      [{ currency: 'EUR', method: 'bank_transfer' }, [...bank, 'iban', 'bic', 'reference']],
+      [
+        { currency: 'USD', method: 'bank_transfer' },
+        [...bank, 'account_number', 'routing_code', 'bic', 'reference'],
+      ],
+      [{ currency: 'USDC', method: 'crypto' }, ['type', 'network', 'asset', 'amount', 'address']],
+    ];
+    for (const [body, keys] of cases) {
+      const created = await create(api, body);
+      const got = (await api.get(`${DEPOSITS}/${created.id}`)).json() as { instructions: object };
+      const event = await t.db.pool.query<{ payload: string }>(
+        "SELECT payload FROM webhook_events WHERE source_object_id = $1 AND event_type_code = 'deposit.created'",
+        [created.id],
+      );
+      const published = storedEnvelope<{ data: { object: { instructions: object } } }>(
+        t.deps,
+        event.rows[0]!.payload,
+      ).data.object.instructions;
+      assert.deepEqual(Object.keys(created.instructions), keys, body.currency);
+      assert.deepEqual(Object.keys(got.instructions), keys, body.currency);
+      assert.deepEqual(Object.keys(published), keys, body.currency);
+    }
   });
 
   it('expires a pending deposit at its time, through its durable timer', async () => {

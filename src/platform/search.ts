@@ -25,6 +25,9 @@ export interface SchemaExamples {
   examples?: unknown[];
 }
 
+/** The largest page whose offset ((page - 1) x MAX_PAGE_SIZE) is still an exact JavaScript integer. */
+const MAX_PAGE = Math.floor(Number.MAX_SAFE_INTEGER / MAX_PAGE_SIZE);
+
 export function searchBodySchema<F extends Record<string, TSchema>>(
   filters: F,
   sortKeys: readonly string[],
@@ -34,7 +37,9 @@ export function searchBodySchema<F extends Record<string, TSchema>>(
     {
       filters: Type.Optional(Type.Partial(Type.Object(filters, { additionalProperties: false }))),
       search: Type.Optional(Type.String({ maxLength: 200, description: 'Free-text search.' })),
-      page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
+      // Any page past the end answers 200 with no items and the true total (D4); the bound only keeps
+      // the offset an exact integer.
+      page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
       page_size: Type.Optional(
         Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE }),
       ),

@@ -127,6 +127,14 @@ describe('balances (D21, D24)', () => {
     assert.ok(opening.items.every((item) => item.resource_type === 'organisation'));
     const past = await fresh.post(SEARCH, { page: 9, page_size: 100 });
     assert.deepEqual(past.json(), { items: [], total: 7, page: 9, page_size: 100 });
+    // However far past the end (D4): the offset stays an exact integer up to the largest page.
+    for (const page of [1_000_001, Math.floor(Number.MAX_SAFE_INTEGER / 100)]) {
+      const far = await fresh.post(SEARCH, { page, page_size: 100 });
+      assert.equal(far.statusCode, 200, far.body);
+      assert.deepEqual(far.json(), { items: [], total: 7, page, page_size: 100 });
+    }
+    const beyond = await fresh.post(SEARCH, { page: Math.floor(Number.MAX_SAFE_INTEGER / 100) + 1 });
+    assert.equal(beyond.statusCode, 422, beyond.body);
   });
 
   it('shows an organisation only its own balance transactions', async () => {

@@ -1,13 +1,12 @@
 // Request and response schemas of the bank directory (D17, D4 search bodies).
 import { type Static, Type } from '@sinclair/typebox';
+import { CountryCode } from '../platform/countries.ts';
 import { component } from '../platform/openapi.ts';
 import { FilterList, pageSchema, searchBodySchema } from '../platform/search.ts';
 import { StoredText, StringEnum } from '../webhooks/api-schemas.ts';
 import { BANK_CODE_TYPES, BRANCH_CODE_TYPES } from './codes.ts';
 import { CODE_TYPES, INVALID_REASONS } from './validation.ts';
 
-const Country = (description: string) =>
-  Type.String({ pattern: '^[A-Z]{2}$', description, examples: ['DE'] });
 const Timestamp = Type.String({ format: 'date-time' });
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -93,7 +92,7 @@ export const BankSearchBody = component(
   'BankSearchRequest',
   searchBodySchema(
     {
-      country: FilterList(Country('ISO 3166-1 alpha-2, upper-case.')),
+      country: FilterList(CountryCode()),
       bic: FilterList(
         StoredText({
           minLength: 8,
@@ -115,7 +114,7 @@ export const BranchSearchBody = component(
   searchBodySchema(
     {
       bank_id: FilterList(StoredText({ minLength: 1, maxLength: 64 })),
-      country: FilterList(Country('ISO 3166-1 alpha-2, upper-case.')),
+      country: FilterList(CountryCode()),
       city: FilterList(StoredText({ minLength: 1, maxLength: 100, description: 'Exact city, any case.' })),
       code_type: FilterList(StringEnum(BRANCH_CODE_TYPES)),
       code: CodeFilter,
@@ -149,7 +148,9 @@ export const ValidateBody = component(
         description: 'The code as the customer typed it: spaces and case do not matter.',
       }),
       country: Type.Optional(
-        Country('The country the code must belong to; a valid code of another country is reason `country`.'),
+        CountryCode(
+          'The country the code must belong to; a valid code of another country is reason `country`.',
+        ),
       ),
       bank_code: Type.Optional(
         Type.String({

@@ -4,6 +4,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { CurrencyCode } from '../balances/schemas.ts';
 import { PAYOUT_METHODS } from '../corridors/schemas.ts';
+import { CountryCode } from '../platform/countries.ts';
 import { component } from '../platform/openapi.ts';
 import { FilterList, pageSchema, searchBodySchema } from '../platform/search.ts';
 import { StoredText, StringEnum } from '../webhooks/api-schemas.ts';
@@ -170,9 +171,7 @@ export const BeneficiarySearchBody = component(
   searchBodySchema(
     {
       status: FilterList(StringEnum(BENEFICIARY_STATUSES)),
-      destination_country: FilterList(
-        Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2, upper-case.' }),
-      ),
+      destination_country: FilterList(CountryCode()),
       destination_currency: FilterList(CurrencyCode),
       payout_method: FilterList(StringEnum(PAYOUT_METHODS)),
       entity_type: FilterList(StringEnum(ENTITY_TYPES)),

@@ -3,6 +3,7 @@
 // rejection names its field with a message that says what is allowed.
 import { type Static, Type } from '@sinclair/typebox';
 import { CurrencyCode } from '../balances/schemas.ts';
+import { CountryCode } from '../platform/countries.ts';
 import { component } from '../platform/openapi.ts';
 import { FilterList, pageSchema, searchBodySchema } from '../platform/search.ts';
 import { StringEnum } from '../webhooks/api-schemas.ts';
@@ -149,9 +150,7 @@ export const CorridorSearchBody = component(
   searchBodySchema(
     {
       source_currency: FilterList(CurrencyCode),
-      destination_country: FilterList(
-        Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2, upper-case.' }),
-      ),
+      destination_country: FilterList(CountryCode()),
       destination_currency: FilterList(CurrencyCode),
       payout_method: FilterList(StringEnum(PAYOUT_METHODS)),
       status: FilterList(StringEnum(CORRIDOR_STATUSES)),

@@ -1,6 +1,7 @@
 // Countries (D14): ISO 3166-1 alpha-2 codes, upper-case. The list comes from the CLDR region data that
 // Node's ICU ships (Intl.DisplayNames), not a hand-typed table. CLDR also names regions that ISO 3166-1
 // does not assign as countries; those are removed below, which leaves the 249 officially assigned codes.
+import { Type } from '@sinclair/typebox';
 
 /**
  * CLDR region codes that are not officially assigned ISO 3166-1 alpha-2 codes: exceptionally reserved
@@ -67,3 +68,7 @@ export const countryName = (code: string): string | undefined => COUNTRIES.get(c
 
 /** Every assigned code, sorted. */
 export const countryCodes = (): string[] => [...COUNTRIES.keys()];
+
+/** A country in a request or a filter: the code's form, upper-case (whether it is assigned is the service's check). */
+export const CountryCode = (description = 'ISO 3166-1 alpha-2, upper-case.') =>
+  Type.String({ pattern: '^[A-Z]{2}$', description, examples: ['DE'] });

@@ -59,7 +59,7 @@ const INSTRUCTION_KEYS = [
  * Stored instructions as GET and the events show them: in D20's key order, whatever order the database
  * (jsonb sorts keys by length) gave them back in.
  */
-export function instructionsView(stored: Record<string, unknown>): DepositView['instructions'] {
+function instructionsView(stored: Record<string, unknown>): DepositView['instructions'] {
   const ordered: Record<string, unknown> = {};
   for (const key of INSTRUCTION_KEYS) if (Object.hasOwn(stored, key)) ordered[key] = stored[key];
   for (const key of Object.keys(stored)) if (!Object.hasOwn(ordered, key)) ordered[key] = stored[key];

@@ -24,7 +24,7 @@ import {
   withTransaction,
 } from '../db/pool.ts';
 import { transactionGroups } from '../db/transaction-groups.ts';
-import { creditDeposit, depositView, instructionsView, openDeposit } from '../payments/deposits.ts';
+import { creditDeposit, depositView, openDeposit } from '../payments/deposits.ts';
 import {
   destinationOf,
   FX_POSITION,
@@ -90,6 +90,7 @@ function buildTransferView(
   deposit: payments.DepositRow | undefined,
   payout: payments.PayoutRow | undefined,
 ): TransferView {
+  const depositLeg = deposit ? depositView(deposit) : null;
   return {
     id: row.id,
     quote_id: row.quote_id,
@@ -107,8 +108,8 @@ function buildTransferView(
     destination_amount: formatAmount(row.destination_amount, row.destination_currency),
     status: row.status,
     status_reason: row.status_reason,
-    deposit_instructions: deposit ? instructionsView(deposit.instructions) : null,
-    deposit: deposit ? depositView(deposit) : null,
+    deposit_instructions: depositLeg?.instructions ?? null,
+    deposit: depositLeg,
     payout: payout ? payoutView(payout) : null,
     screening_id: row.screening_id,
     expires_at: toIso(row.expires_at),

@@ -314,22 +314,17 @@ describe('deposits (D21, D24)', () => {
       [first.json().id, first.json().status, first.json().received_amount],
       [deposit.id, 'received', '400.00'],
     );
-    // The operator's retry of that record (a timeout, say) changes nothing.
-    const retried = await admin(`/admin/v1/deposits/${deposit.id}/receive`, {
-      amount: '400.00',
-      reference,
-      bank_transaction_id: 'STMT-0001',
-    });
-    expectStatus(retried, 200);
-    assert.deepEqual(retried.json(), first.json());
-    // Spaces around the statement's id (a copy from the statement) name the same payment.
-    const spaced = await admin(`/admin/v1/deposits/${deposit.id}/receive`, {
-      amount: '400.00',
-      reference,
-      bank_transaction_id: ' STMT-0001\t',
-    });
-    expectStatus(spaced, 200);
-    assert.deepEqual(spaced.json(), first.json());
+    // The operator's retry of that record (a timeout, say) changes nothing, also with spaces around the
+    // statement's id (a copy from the statement): it names the same payment.
+    for (const bankId of ['STMT-0001', ' STMT-0001\t']) {
+      const retried = await admin(`/admin/v1/deposits/${deposit.id}/receive`, {
+        amount: '400.00',
+        reference,
+        bank_transaction_id: bankId,
+      });
+      expectStatus(retried, 200);
+      assert.deepEqual(retried.json(), first.json(), JSON.stringify(bankId));
+    }
     const blank = await admin(`/admin/v1/deposits/${deposit.id}/receive`, {
       amount: '400.00',
       reference,

@@ -10,7 +10,7 @@ import { depositsAfterMigration } from '../helpers/database.ts';
 import { storedEnvelope } from '../helpers/event-payloads.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
 import { activeSubscription, client } from '../webhooks/fixtures.ts';
-import { balance, DEPOSITS, eventsOf, expectStatus, transactionsOf } from './fixtures.ts';
+import { balance, DEPOSITS, eventsOf, expectStatus, publishedKeysOf, transactionsOf } from './fixtures.ts';
 
 interface DepositJson {
   id: string;
@@ -194,6 +194,31 @@ describe('deposits (D21, D24)', () => {
       assert.deepEqual(Object.keys(got.instructions), keys, body.currency);
       assert.deepEqual(Object.keys(published), keys, body.currency);
     }
+  });
+
+  it("lists D21's deposit fields first and in D21's order in the answer, the GET and every event", async () => {
+    const api = await organisation();
+    const created = await create(api, { currency: 'EUR', method: 'bank_transfer', expected_amount: '20.00' });
+    expectStatus(await api.post(`/api/v1/sandbox/deposits/${created.id}/receive`), 200);
+    const keys = [
+      ...['id', 'method', 'currency', 'expected_amount', 'received_amount', 'status', 'instructions'],
+      ...[
+        'transfer_id',
+        'tx_hash',
+        'confirmations',
+        'external_id',
+        'expires_at',
+        'detected_at',
+        'received_at',
+      ],
+      ...['network', 'failure_reason', 'failed_at', 'reversed_at', 'created_at', 'updated_at'],
+    ];
+    assert.deepEqual(Object.keys(created), keys);
+    assert.deepEqual(Object.keys((await api.get(`${DEPOSITS}/${created.id}`)).json()), keys);
+    assert.deepEqual(await publishedKeysOf(t, created.id), {
+      'deposit.created': keys,
+      'deposit.received': keys,
+    });
   });
 
   it('expires a pending deposit at its time, through its durable timer', async () => {

@@ -129,6 +129,20 @@ export async function eventsOf(
   });
 }
 
+/** The keys of the resource object each event of the resource carries, in the order they were sent. */
+export async function publishedKeysOf(t: TestApp, resourceId: string): Promise<Record<string, string[]>> {
+  const result = await t.db.pool.query<{ event_type_code: string; payload: string }>(
+    'SELECT event_type_code, payload FROM webhook_events WHERE source_object_id = $1 ORDER BY id',
+    [resourceId],
+  );
+  return Object.fromEntries(
+    result.rows.map((row) => [
+      row.event_type_code,
+      Object.keys(storedEnvelope<{ data: { object: object } }>(t.deps, row.payload).data.object),
+    ]),
+  );
+}
+
 export function runJobs(t: TestApp): JobRunner {
   return startJobRunner(t.deps, pino({ level: 'silent' }), { listen: false, maxIdleMs: 50 });
 }

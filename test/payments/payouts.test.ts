@@ -21,6 +21,7 @@ import {
   eventsOf,
   expectStatus,
   PAYOUTS,
+  publishedKeysOf,
   runJobs,
   testBeneficiaries,
   transactionsOf,
@@ -111,6 +112,31 @@ describe('payouts (D21, D24)', () => {
       payout.id,
     ]);
     assert.deepEqual(handOffs.rows, [{ connector: 'sandbox' }]);
+  });
+
+  it("lists D21's payout fields first and in D21's order in the answer, the GET and every event", async () => {
+    const api = await organisation();
+    const created = await api.post(PAYOUTS, {
+      beneficiary_id: await beneficiary(t, api),
+      currency: 'EUR',
+      amount: '10.00',
+    });
+    expectStatus(created, 201);
+    const { id } = created.json() as PayoutJson;
+    startJobs();
+    await settled(api, id, 'completed');
+    const keys = [
+      ...['id', 'beneficiary_id', 'currency', 'amount', 'reference', 'status', 'failure_reason'],
+      ...['transfer_id', 'external_id', 'completed_at'],
+      ...['processing_at', 'failed_at', 'cancelled_at', 'returned_at', 'created_at', 'updated_at'],
+    ];
+    assert.deepEqual(Object.keys(created.json()), keys);
+    assert.deepEqual(Object.keys((await api.get(`${PAYOUTS}/${id}`)).json()), keys);
+    assert.deepEqual(await publishedKeysOf(t, id), {
+      'payout.created': keys,
+      'payout.processing': keys,
+      'payout.completed': keys,
+    });
   });
 
   for (const [ending, reason] of [

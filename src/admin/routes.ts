@@ -56,88 +56,110 @@ export function registerAdminRoutes(app: App, deps: AppDeps): void {
         }
       });
 
-      admin.post(
-        '/organisations',
-        {
-          schema: {
-            tags: ['operator'],
-            operationId: 'adminCreateOrganisation',
-            summary: 'Create an organisation',
-            body: CreateOrganisationRequest,
-            response: { 201: Organisation },
-          },
-        },
-        async (request, reply) =>
-          reply
-            .code(201)
-            .send(await service.createOrganisation(deps, (request.body as { name: string }).name)),
-      );
-
-      admin.post(
-        '/clients',
-        {
-          schema: {
-            tags: ['operator'],
-            operationId: 'adminCreateClient',
-            summary: 'Issue API credentials to an organisation (the secret is returned only here)',
-            body: Type.Object(
-              {
-                organisation_id: Type.String({ maxLength: 64 }),
-                scopes: Type.Optional(
-                  Type.Array(Type.Union(deps.catalogue.scopes.map((scope) => Type.Literal(scope))), {
-                    maxItems: 32,
-                  }),
-                ),
-                name: Type.Optional(StoredText({ minLength: 1, maxLength: 200 })),
-              },
-              { additionalProperties: false },
-            ),
-            response: { 201: Client },
-          },
-        },
-        async (request, reply) =>
-          reply
-            .code(201)
-            .send(
-              await service.createClient(deps, request.body as Parameters<typeof service.createClient>[1]),
-            ),
-      );
-
-      admin.delete(
-        '/clients/:client_id',
-        {
-          schema: {
-            tags: ['operator'],
-            operationId: 'adminDeleteClient',
-            summary: 'Delete a client: it can get no new token and its tokens stop working',
-            params: Type.Object({ client_id: Type.String({ maxLength: 128 }) }),
-            response: { 200: Client },
-          },
-        },
-        async (request) => service.deleteClient(deps, (request.params as { client_id: string }).client_id),
-      );
-
-      admin.post(
-        '/signing-keys/rotate',
-        {
-          schema: {
-            tags: ['operator'],
-            operationId: 'adminRotateSigningKey',
-            summary: 'Rotate the token signing key of AUTH_REALM',
-            description:
-              'A new RS256 key signs every token from now on; the previous key stays published in the JWKS ' +
-              'until the tokens it signed have expired, so no issued token stops working (D6).',
-            response: { 200: SigningKeyRotation },
-          },
-        },
-        async () => ({ kid: await keyStoreFor(deps).rotate() }),
-      );
-
+      registerOperatorRoutes(admin, (scope) => registerCredentialRoutes(scope, deps));
       registerOperatorRoutes(admin, (scope) => registerSecretsRoutes(scope, deps));
 
       for (const area of deps.areas) area.adminRoutes?.(admin, deps);
     },
     { prefix: '/admin/v1' },
+  );
+}
+
+/**
+ * The credentials of D7: organisations, their clients (the secret is in the answer only, never in the
+ * action's log line) and the token signing key.
+ */
+function registerCredentialRoutes(scope: App, deps: AppDeps): void {
+  scope.post(
+    '/organisations',
+    {
+      config: { operatorAction: 'organisation.create' },
+      schema: {
+        tags: ['operator'],
+        operationId: 'adminCreateOrganisation',
+        summary: 'Create an organisation',
+        body: CreateOrganisationRequest,
+        response: { 201: Organisation },
+      },
+    },
+    async (request, reply) => {
+      const organisation = await service.createOrganisation(deps, (request.body as { name: string }).name);
+      operatorTarget(request, { organisation_id: organisation.id });
+      return reply.code(201).send(organisation);
+    },
+  );
+
+  scope.post(
+    '/clients',
+    {
+      config: { operatorAction: 'client.create' },
+      schema: {
+        tags: ['operator'],
+        operationId: 'adminCreateClient',
+        summary: 'Issue API credentials to an organisation (the secret is returned only here)',
+        body: Type.Object(
+          {
+            organisation_id: Type.String({ maxLength: 64 }),
+            scopes: Type.Optional(
+              Type.Array(Type.Union(deps.catalogue.scopes.map((scope) => Type.Literal(scope))), {
+                maxItems: 32,
+              }),
+            ),
+            name: Type.Optional(StoredText({ minLength: 1, maxLength: 200 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: Client },
+      },
+    },
+    async (request, reply) => {
+      const input = request.body as Parameters<typeof service.createClient>[1];
+      // The organisation is named also when the issue is refused (an unknown organisation).
+      operatorTarget(request, { organisation_id: input.organisation_id });
+      const client = await service.createClient(deps, input);
+      operatorTarget(request, { client_id: client.client_id, scopes: client.scopes });
+      return reply.code(201).send(client);
+    },
+  );
+
+  scope.delete(
+    '/clients/:client_id',
+    {
+      config: { operatorAction: 'client.delete' },
+      schema: {
+        tags: ['operator'],
+        operationId: 'adminDeleteClient',
+        summary: 'Delete a client: it can get no new token and its tokens stop working',
+        params: Type.Object({ client_id: Type.String({ maxLength: 128 }) }),
+        response: { 200: Client },
+      },
+    },
+    async (request) => {
+      const client = await service.deleteClient(deps, (request.params as { client_id: string }).client_id);
+      operatorTarget(request, { organisation_id: client.organisation_id });
+      return client;
+    },
+  );
+
+  scope.post(
+    '/signing-keys/rotate',
+    {
+      config: { operatorAction: 'signing_key.rotate' },
+      schema: {
+        tags: ['operator'],
+        operationId: 'adminRotateSigningKey',
+        summary: 'Rotate the token signing key of AUTH_REALM',
+        description:
+          'A new RS256 key signs every token from now on; the previous key stays published in the JWKS ' +
+          'until the tokens it signed have expired, so no issued token stops working (D6).',
+        response: { 200: SigningKeyRotation },
+      },
+    },
+    async (request) => {
+      const kid = await keyStoreFor(deps).rotate();
+      operatorTarget(request, { realm: deps.config.authRealm, kid });
+      return { kid };
+    },
   );
 }
 

@@ -185,6 +185,133 @@ describe('operator API (D7)', () => {
     assert.equal(errorBody(unknown.body).code, 'NOT_FOUND');
   });
 
+  it('logs each credential action with its actor, outcome and what it acted on, refusals included, never the secret (D23)', async () => {
+    const before = t.logs.lines.length;
+    const send = (method: 'POST' | 'DELETE', url: string, payload?: object, key = TEST_ADMIN_KEY) =>
+      t.app.inject({
+        method,
+        url,
+        headers: { authorization: `Bearer ${key}` },
+        ...(payload ? { payload } : {}),
+      });
+    const organisation = (await send('POST', '/admin/v1/organisations', { name: 'Logged Ltd' })).json();
+    await send('POST', '/admin/v1/organisations', {});
+    await send('POST', '/admin/v1/organisations', { name: 'Nobody Ltd' }, 'wrong-key');
+    const client = (
+      await send('POST', '/admin/v1/clients', { organisation_id: organisation.id, scopes: ['webhooks:read'] })
+    ).json();
+    const unknownOrganisation = '0190a0a0-0000-7000-8000-000000000000';
+    await send('POST', '/admin/v1/clients', { organisation_id: unknownOrganisation });
+    await send('DELETE', `/admin/v1/clients/${client.client_id}`);
+    await send('DELETE', '/admin/v1/clients/client_nope');
+    const rotated = (await send('POST', '/admin/v1/signing-keys/rotate')).json();
+    const lines = t.logs.lines.slice(before);
+    const actions = lines
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.operator_action !== undefined)
+      .map(
+        ({
+          operator_action,
+          actor,
+          outcome,
+          status,
+          error_code,
+          organisation_id,
+          client_id,
+          scopes,
+          realm,
+          kid,
+        }) => ({
+          operator_action,
+          actor,
+          outcome,
+          status,
+          error_code,
+          organisation_id,
+          client_id,
+          scopes,
+          realm,
+          kid,
+        }),
+      );
+    const operator = { credential: 'ADMIN_API_KEY', address: '127.0.0.1' };
+    const none = {
+      actor: operator,
+      error_code: undefined,
+      organisation_id: undefined,
+      client_id: undefined,
+      scopes: undefined,
+      realm: undefined,
+      kid: undefined,
+    };
+    assert.deepEqual(actions, [
+      {
+        ...none,
+        operator_action: 'organisation.create',
+        outcome: 'succeeded',
+        status: 201,
+        organisation_id: organisation.id,
+      },
+      {
+        ...none,
+        operator_action: 'organisation.create',
+        outcome: 'refused',
+        status: 422,
+        error_code: 'VALIDATION_FAILED',
+      },
+      {
+        ...none,
+        operator_action: 'organisation.create',
+        actor: { credential: 'none', address: '127.0.0.1' },
+        outcome: 'refused',
+        status: 401,
+        error_code: 'UNAUTHORIZED',
+      },
+      {
+        ...none,
+        operator_action: 'client.create',
+        outcome: 'succeeded',
+        status: 201,
+        organisation_id: organisation.id,
+        client_id: client.client_id,
+        scopes: ['webhooks:read'],
+      },
+      {
+        ...none,
+        operator_action: 'client.create',
+        outcome: 'refused',
+        status: 404,
+        error_code: 'NOT_FOUND',
+        organisation_id: unknownOrganisation,
+      },
+      {
+        ...none,
+        operator_action: 'client.delete',
+        outcome: 'succeeded',
+        status: 200,
+        organisation_id: organisation.id,
+        client_id: client.client_id,
+      },
+      {
+        ...none,
+        operator_action: 'client.delete',
+        outcome: 'refused',
+        status: 404,
+        error_code: 'NOT_FOUND',
+        client_id: 'client_nope',
+      },
+      {
+        ...none,
+        operator_action: 'signing_key.rotate',
+        outcome: 'succeeded',
+        status: 200,
+        realm: 'sandbox',
+        kid: rotated.kid,
+      },
+    ]);
+    assert.ok(!lines.join('\n').includes(client.client_secret), 'the secret is never logged');
+  });
+
   it('seeds the sandbox organisation and shared credentials once (D1)', async () => {
     const rows = await t.db.pool.query('SELECT organisation_id FROM api_clients WHERE client_id = $1', [
       'sandbox-client',

@@ -19,7 +19,6 @@ const NullableString = Type.Union([Type.String(), Type.Null()]);
 
 const exampleBeneficiary = {
   id: 'ben_01JD3V6M2Q8W1X4Y5Z6A7B8C9D',
-  status: 'active',
   entity_type: 'individual',
   name: 'Anna Schmidt',
   destination_country: 'DE',
@@ -30,6 +29,7 @@ const exampleBeneficiary = {
   date_of_birth: '1988-04-02',
   account: { iban: 'DE89370400440532013000', bic: 'COBADEFFXXX' },
   bank: { id: 'bnk_01JD3V6M2Q8W1X4Y5Z6A7B8C9E', name: 'Commerzbank', bic: 'COBADEFF' },
+  status: 'active',
   screening_id: 'scr_01JD3V6M2Q8W1X4Y5Z6A7B8C9F',
   external_id: 'vendor-4711',
   created_at: '2026-11-23T09:30:00.000Z',
@@ -78,11 +78,6 @@ export const Beneficiary = component(
   Type.Object(
     {
       id: Type.String({ description: '`ben_` + ULID (D14).' }),
-      status: StringEnum(BENEFICIARY_STATUSES, {
-        description:
-          'in_review: the name hit a sanctions list and waits for the operator. active: can be paid. blocked: ' +
-          'the hit was confirmed. deleted: removed by the organisation (D19).',
-      }),
       entity_type: StringEnum(ENTITY_TYPES),
       name: Type.String(),
       destination_country: Type.String(),
@@ -93,6 +88,11 @@ export const Beneficiary = component(
       date_of_birth: Type.Union([Type.String({ format: 'date' }), Type.Null()]),
       account: Account,
       bank: BankRef,
+      status: StringEnum(BENEFICIARY_STATUSES, {
+        description:
+          'in_review: the name hit a sanctions list and waits for the operator. active: can be paid. blocked: ' +
+          'the hit was confirmed. deleted: removed by the organisation (D19).',
+      }),
       screening_id: Type.String({ description: 'The latest sanctions screening of the name (`scr_`).' }),
       external_id: NullableString,
       created_at: Timestamp,

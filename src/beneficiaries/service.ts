@@ -62,7 +62,6 @@ function openAccount(deps: AppDeps, row: repo.BeneficiaryRow): Record<string, st
 export function beneficiaryView(deps: AppDeps, row: repo.BeneficiaryRow): BeneficiaryView {
   return {
     id: row.id,
-    status: row.status,
     entity_type: row.entity_type,
     name: row.name,
     destination_country: row.destination_country,
@@ -78,6 +77,7 @@ export function beneficiaryView(deps: AppDeps, row: repo.BeneficiaryRow): Benefi
     date_of_birth: row.date_of_birth,
     account: openAccount(deps, row),
     bank: row.bank_id ? { id: row.bank_id, name: row.bank_name!, bic: row.bank_bic } : null,
+    status: row.status,
     screening_id: row.screening_id,
     external_id: row.external_id,
     created_at: toIso(row.created_at)!,
@@ -214,8 +214,9 @@ async function publish(
 }
 
 /**
- * The event of a status a beneficiary enters (D14). A status reached through a screening is announced once
- * per screening: a beneficiary may return to `active` or `in_review` after a later name change.
+ * The event of a status a beneficiary enters (D14), keyed `<id>:<status>` (D8). A status reached through a
+ * screening is announced once per screening, so its key also names the screening: a beneficiary may return
+ * to `active` or `in_review` after a later name change, and that change is announced too (D14).
  */
 function publishStatus(
   tx: PoolClient,
@@ -226,7 +227,7 @@ function publishStatus(
 ): Promise<void> {
   const action = STATUS_ACTION[view.status];
   const key =
-    view.status === 'deleted' ? `${view.id}:${action}` : `${view.id}:${action}:${view.screening_id}`;
+    view.status === 'deleted' ? `${view.id}:deleted` : `${view.id}:${view.status}:${view.screening_id}`;
   return publish(tx, deps, organisationId, view, action, previousStatus, key);
 }
 

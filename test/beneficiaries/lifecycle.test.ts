@@ -116,6 +116,32 @@ describe('beneficiary lifecycle', () => {
       country: string | null;
     };
 
+  it("lists D19's keys in D19's order in the answer, the GET, the search and every event: the fields, bank, then status", async () => {
+    const created = await createBeneficiary(api, bodyOf('DE', { external_id: 'keys-in-order' }));
+    const keys = [
+      ...['id', 'entity_type', 'name', 'destination_country', 'destination_currency', 'payout_method'],
+      ...['address', 'email', 'date_of_birth', 'account', 'bank', 'status', 'screening_id', 'external_id'],
+      ...['created_at', 'updated_at', 'deleted_at'],
+    ];
+    assert.deepEqual(Object.keys(created), keys);
+    assert.deepEqual(Object.keys(await get(created.id)), keys);
+    const found = await api.post(`${BENEFICIARIES}/search`, { filters: { external_id: ['keys-in-order'] } });
+    assert.deepEqual(
+      (found.json() as { items: object[] }).items.map((item) => Object.keys(item)),
+      [keys],
+    );
+    const events = await t.db.pool.query<{ payload: string }>(
+      'SELECT payload FROM webhook_events WHERE source_object_id = $1 ORDER BY id',
+      [created.id],
+    );
+    assert.deepEqual(
+      events.rows.map((row) =>
+        Object.keys(storedEnvelope<{ data: { object: object } }>(t.deps, row.payload).data.object),
+      ),
+      [keys, keys],
+    );
+  });
+
   describe('screening', () => {
     it('no hit: active at once; created then activated, both with previous_status null', async () => {
       const created = await createBeneficiary(api, bodyOf('DE', { date_of_birth: '1988-04-02' }));
@@ -147,7 +173,7 @@ describe('beneficiary lifecycle', () => {
           code: 'beneficiary.activated',
           previous: null,
           status: 'active',
-          key: `${created.id}:activated:${created.screening_id}`,
+          key: `${created.id}:active:${created.screening_id}`,
         },
       ]);
     });
@@ -417,7 +443,7 @@ describe('beneficiary lifecycle', () => {
           code: 'beneficiary.activated',
           previous: null,
           status: 'active',
-          key: `${created.id}:activated:${created.screening_id}`,
+          key: `${created.id}:active:${created.screening_id}`,
         },
         { code: 'beneficiary.deleted', previous: 'active', status: 'deleted', key: `${created.id}:deleted` },
       ]);

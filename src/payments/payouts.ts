@@ -102,12 +102,16 @@ export async function destinationOf(
 }
 
 /**
- * The destination of a beneficiary that may be paid: 422 on beneficiary_id when the organisation has no
- * such beneficiary, 400 BENEFICIARY_NOT_ACTIVE unless it is active (D19, D20, D21).
+ * The destination of a beneficiary that may be paid: 404 NOT_FOUND naming beneficiary_id when the
+ * organisation has no such beneficiary (D14: another organisation's id is answered as an unknown one, as
+ * an unknown corridor_id is), 400 BENEFICIARY_NOT_ACTIVE unless it is active (D19, D20, D21).
  */
 export function payable(destination: PayoutDestination | undefined): PayoutDestination {
-  if (!destination)
-    throw validationFailed('beneficiary_id', 'No beneficiary of the organisation matches beneficiary_id');
+  if (!destination) {
+    throw new AppError('NOT_FOUND', 'No beneficiary of the organisation matches beneficiary_id', {
+      field: 'beneficiary_id',
+    });
+  }
   if (destination.status !== 'active') {
     throw new AppError(
       'BENEFICIARY_NOT_ACTIVE',

@@ -499,15 +499,15 @@ describe('payouts (D21, D24)', () => {
     assert.deepEqual(await ledgerViolations(t.db.pool), []);
   });
 
-  it('checks the beneficiary and the amount: 422 naming the field, 400 BENEFICIARY_NOT_ACTIVE, 409 external_id', async () => {
+  it('checks the beneficiary and the amount: 404 or 422 naming the field, 400 BENEFICIARY_NOT_ACTIVE, 409 external_id', async () => {
     const api = await organisation();
     const ben = await beneficiary(t, api);
     const blocked = await beneficiary(t, api, 'DE89370400440532013000', 'EUR', 'blocked');
     const cases: [unknown, number, string, string | undefined][] = [
       [
         { beneficiary_id: 'ben_unknown', currency: 'EUR', amount: '1.00' },
-        422,
-        'VALIDATION_FAILED',
+        404,
+        'NOT_FOUND',
         'beneficiary_id',
       ],
       [{ beneficiary_id: ben, currency: 'GBP', amount: '1.00' }, 422, 'VALIDATION_FAILED', 'currency'],
@@ -552,7 +552,11 @@ describe('payouts (D21, D24)', () => {
     expectStatus(await theirs.get(`${PAYOUTS}/${payout.id}`), 404);
     expectStatus(await theirs.post(`${PAYOUTS}/${payout.id}/cancel`), 404);
     const borrowed = await theirs.post(PAYOUTS, { beneficiary_id: ben, currency: 'EUR', amount: '1.00' });
-    assert.equal(errorBody(borrowed.body).field, 'beneficiary_id');
+    expectStatus(borrowed, 404);
+    assert.deepEqual(
+      [errorBody(borrowed.body).code, errorBody(borrowed.body).field, errorBody(borrowed.body).error],
+      ['NOT_FOUND', 'beneficiary_id', 'No beneficiary of the organisation matches beneficiary_id'],
+    );
     const page = (await theirs.post(`${PAYOUTS}/search`, {})).json() as { total: number };
     assert.equal(page.total, 0);
   });

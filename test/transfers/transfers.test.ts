@@ -790,8 +790,8 @@ describe('transfers (D20)', () => {
       [
         (await quote(api)).id,
         { beneficiary_id: 'ben_nope', funding_method: 'balance' },
-        422,
-        'VALIDATION_FAILED',
+        404,
+        'NOT_FOUND',
         'beneficiary_id',
       ],
     ];
@@ -876,6 +876,16 @@ describe('transfers (D20)', () => {
     ).json() as TransferJson;
     assert.equal((await theirs.get(`${TRANSFERS}/${transfer.id}`)).statusCode, 404);
     assert.equal((await theirs.post(`${TRANSFERS}/${transfer.id}/cancel`)).statusCode, 404);
+    // Another organisation's beneficiary is answered as an unknown one (D14).
+    const borrowed = await confirm(theirs, (await quote(theirs)).id, {
+      beneficiary_id: ben,
+      funding_method: 'balance',
+    });
+    assert.equal(borrowed.statusCode, 404, borrowed.body);
+    assert.deepEqual(
+      [errorBody(borrowed.body).code, errorBody(borrowed.body).field],
+      ['NOT_FOUND', 'beneficiary_id'],
+    );
     const byText = (await mine.post(`${TRANSFERS}/search`, { search: 'invoice 7' })).json() as {
       total: number;
     };

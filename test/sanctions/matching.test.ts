@@ -78,13 +78,15 @@ describe('name normalisation', () => {
 });
 
 describe('token and name scores', () => {
-  it('scores words by Jaro-Winkler squared, penalising a length gap, with initials at 0.9', () => {
+  it('scores words by Jaro-Winkler (D18), penalising a length gap, with initials at 0.9', () => {
     assert.equal(tokenScore('petrov', 'petrov'), 1);
     assert.equal(tokenScore('v', 'vladimir'), 0.9);
     assert.equal(tokenScore('vladimir', 'v'), 0.9);
     assert.equal(tokenScore('v', 'ivan'), 0);
     assert.equal(tokenScore('petrov', 'putin'), 0, 'below the floor a pair does not match');
-    assert.ok(Math.abs(tokenScore('petrow', 'petrov') - 0.9333 ** 2) < 1e-3);
+    assert.ok(Math.abs(tokenScore('petrow', 'petrov') - 0.9333) < 1e-3);
+    // 'mueller' / 'muller': Jaro-Winkler 0.9167, one letter of seven longer.
+    assert.ok(Math.abs(tokenScore('mueller', 'muller') - 0.9167 * (1 - 0.5 / 7)) < 1e-3);
     // Jaro-Winkler alone gives 0.93 to a shared prefix; the length gap keeps it below the floor.
     assert.equal(tokenScore('petrovsky', 'petrov'), 0);
   });
@@ -119,20 +121,23 @@ describe('matching names that must hit', () => {
     assert.deepEqual(hits(person('Дмитрий Александрович Соколов')), [
       'NK-4Fk2qTzv9d3uXn 1.00 Дмитрий Александрович Соколов',
     ]);
-    assert.deepEqual(hits(person('Дмитрий Соколов')), [
-      'NK-4Fk2qTzv9d3uXn 0.88 Дмитрий Александрович Соколов',
-    ]);
-    assert.deepEqual(hits(person('Aleksandr Volkov')), ['1009 0.89 VOLKOV, Aleksandr Nikolayevich']);
+    assert.deepEqual(hits(person('Дмитрий Соколов')), ['NK-4Fk2qTzv9d3uXn 0.92 Dmitry Sokolov']);
+    assert.deepEqual(hits(person('Aleksandr Volkov')), ['1009 0.94 VOLKOV, Alexander']);
     assert.deepEqual(hits(person('Maria Fernanda Quintero Rios')), [
       'NK-2Bv8yRt5nKq4Zw 1.00 María Fernanda Quintero Ríos',
     ]);
   });
 
   it('misspelt names', () => {
-    assert.deepEqual(hits(person('Ivan Petrow')), ['1001 0.92 PETROV, Ivan']);
-    assert.deepEqual(hits(person('Iwan Petrov')), ['1001 0.89 PETROV, Ivan']);
-    assert.deepEqual(hits(person('Khalid Al-Rashidy')), ['1002 0.90 AL-RASHIDI, Khaled']);
-    assert.deepEqual(hits(person('Dmitriy Sokolov')), ['NK-4Fk2qTzv9d3uXn 0.91 Dmitry Sokolov']);
+    assert.deepEqual(hits(person('Ivan Petrow')), ['1001 0.96 PETROV, Ivan']);
+    assert.deepEqual(hits(person('Iwan Petrov')), ['1001 0.94 PETROV, Ivan']);
+    assert.deepEqual(hits(person('Khalid Al-Rashidy')), ['1002 0.95 AL-RASHIDI, Khaled']);
+    assert.deepEqual(hits(person('Dmitriy Sokolov')), ['NK-4Fk2qTzv9d3uXn 0.95 Dmitry Sokolov']);
+    // Common spellings of one name: German "ue" for "ü", a vowel of another romanisation.
+    assert.deepEqual(hits(person('Hans Peter Mueller')), ['1005 0.94 MULLER, Hans Peter']);
+    assert.deepEqual(hits(person('Khaled Mahmud Al-Rashidy')), ['1002 0.93 AL-RASHIDI, Khalid Mahmoud']);
+    // A surname a few letters from a listed one is for a person to look at.
+    assert.deepEqual(hits(person('Ivan Petrenko')), ['1001 0.88 PETROFF, Ivan']);
   });
 
   it('organisations with and without their legal forms', () => {
@@ -171,7 +176,6 @@ describe('matching names that must not hit', () => {
   it('near misses: one word shared, a longer or different surname, another given name', () => {
     assert.deepEqual(hits(person('Vladimir Petrov')), []);
     assert.deepEqual(hits(person('Ivan Petrovsky')), []);
-    assert.deepEqual(hits(person('Ivan Petrenko')), []);
     assert.deepEqual(hits(person('Kim Jong Un')), []);
     assert.deepEqual(hits(company('Golden Crescent Bakery')), []);
     assert.deepEqual(hits(company('Ocean Pearl Shipping')), []);
@@ -288,9 +292,9 @@ describe('hits', () => {
     }
   });
 
-  it('the threshold decides: a 0.92 hit at 0.85 is none at 0.95', () => {
-    assert.deepEqual(hits(person('Ivan Petrow'), 0.95), []);
-    assert.deepEqual(hits(person('Ivan Petrow'), 0.92), ['1001 0.92 PETROV, Ivan']);
+  it('the threshold decides: a 0.96 hit at 0.85 is none at 0.97', () => {
+    assert.deepEqual(hits(person('Ivan Petrow'), 0.97), []);
+    assert.deepEqual(hits(person('Ivan Petrow'), 0.96), ['1001 0.96 PETROV, Ivan']);
   });
 });
 

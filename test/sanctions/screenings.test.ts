@@ -159,12 +159,12 @@ describe('screenings', () => {
     });
 
     it('uses SANCTIONS_MATCH_THRESHOLD', async () => {
-      const strict = await startTestApp({ db: t.db, env: { SANCTIONS_MATCH_THRESHOLD: '0.95' } });
+      const strict = await startTestApp({ db: t.db, env: { SANCTIONS_MATCH_THRESHOLD: '0.97' } });
       try {
         const strictApi = apiClient(strict, await strict.tenant());
         const response = await strictApi.post(SCREENINGS, { entity_type: 'individual', name: 'Ivan Petrow' });
         const body = response.json() as ScreeningJson;
-        assert.equal(body.threshold, '0.95');
+        assert.equal(body.threshold, '0.97');
         assert.equal(body.match_status, 'no_match');
       } finally {
         await strict.app.close();
@@ -501,7 +501,7 @@ describe('sandbox magic names (D24)', () => {
 
   it('the fictional entries match as any list does; other names do not hit', async () => {
     assert.deepEqual(summary(await screenName('Zebulon Quarington')), [
-      'sandbox SBX-0005 0.86 QUARRINGTON, Zebulon Ambrose',
+      'sandbox SBX-0005 0.90 QUARRINGTON, Zebulon Ambrose',
     ]);
     assert.deepEqual(summary(await screenName('Jane Doe')), []);
   });

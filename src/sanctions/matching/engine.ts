@@ -85,7 +85,7 @@ export function tokenScore(a: string, b: string): number {
   // Jaro-Winkler is at most 1: a gap this wide cannot reach the floor, whatever the letters.
   if (lengthGap > MAX_LENGTH_GAP) return 0;
   const similarity = jaroWinkler(a, b) * (1 - LENGTH_PENALTY * lengthGap);
-  return similarity >= TOKEN_FLOOR ? similarity * similarity : 0;
+  return similarity >= TOKEN_FLOOR ? similarity : 0;
 }
 
 const letters = (tokens: readonly string[]): number => tokens.reduce((sum, token) => sum + token.length, 0);

@@ -165,6 +165,24 @@ describe('matching names that must hit', () => {
   });
 });
 
+describe('common spellings of one name (D18: Jaro-Winkler word by word)', () => {
+  const spellings = new MatchIndex([
+    { ...blank('V-1'), name: 'MUHAMMAD, Ali', list: 'variants' },
+    { ...blank('V-2'), name: 'BIN LADEN, Osama', list: 'variants' },
+    { ...blank('V-3'), name: 'MÜLLER, Hans', list: 'variants' },
+    { ...blank('V-4'), name: 'SMITH, John', list: 'variants' },
+  ]);
+  const found = (name: string) =>
+    spellings.match(person(name), THRESHOLD).map((hit) => `${hit.entry_id} ${hit.score} ${hit.matched_name}`);
+
+  it('hits another romanisation or a transliterated letter at the default threshold', () => {
+    assert.deepEqual(found('Mohammed Ali'), ['V-1 0.89 MUHAMMAD, Ali']);
+    assert.deepEqual(found('Usama bin Ladin'), ['V-2 0.91 BIN LADEN, Osama']);
+    assert.deepEqual(found('Hans Mueller'), ['V-3 0.91 MÜLLER, Hans']);
+    assert.deepEqual(found('Jon Smyth'), ['V-4 0.86 SMITH, John']);
+  });
+});
+
 describe('matching names that must not hit', () => {
   it('unrelated names', () => {
     for (const name of ['John Smith', 'Maria Garcia Lopez', 'Wei Chen'])

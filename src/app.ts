@@ -18,7 +18,7 @@ import { registerRateLimits } from './auth/rate-limit.ts';
 import { registerAuthRoutes } from './auth/routes.ts';
 import { registerOpsRoutes } from './ops/routes.ts';
 import type { App, AppDeps, Components } from './platform/deps.ts';
-import { clientErrorHandler, installErrorHandling, sendError } from './platform/errors.ts';
+import { AppError, clientErrorHandler, installErrorHandling, sendError } from './platform/errors.ts';
 import { registerIdempotency } from './platform/idempotency.ts';
 import { parseJsonBody } from './platform/json.ts';
 import { loggerOptions } from './platform/logging.ts';
@@ -97,6 +97,8 @@ export async function buildApp(deps: AppDeps, options: BuildOptions): Promise<Ap
 
   // Every registered path, to tell 405 (known path, other method) from 404.
   const knownRoutes = FindMyWay();
+  /** The methods of each path without parameters (`/api/v1/banks/search`). */
+  const fixedPaths = new Map<string, string[]>();
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
@@ -106,13 +108,25 @@ export async function buildApp(deps: AppDeps, options: BuildOptions): Promise<Ap
       } catch {
         // Duplicate registration of the same shape (e.g. with and without a trailing slash).
       }
+      if (!route.url.includes(':')) fixedPaths.set(route.url, [...(fixedPaths.get(route.url) ?? []), method]);
     }
   });
   const allowedMethods = (path: string) =>
-    ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter(
-      (method) => knownRoutes.find(method as 'GET', path) !== null,
+    ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((method) =>
+      fixedPaths.has(path)
+        ? fixedPaths.get(path)!.includes(method)
+        : knownRoutes.find(method as 'GET', path) !== null,
     );
   installErrorHandling(app, allowedMethods);
+  // A fixed path is known by its own methods only (D5): GET /api/v1/banks/search is 405 (only POST searches),
+  // though the router would take `search` for the id of GET /api/v1/banks/{id}.
+  app.addHook('onRequest', async (request, reply) => {
+    if (!request.routeOptions.url?.includes(':')) return;
+    const path = request.url.split('?')[0] ?? request.url;
+    if (!fixedPaths.has(path)) return;
+    reply.header('Allow', allowedMethods(path).join(', '));
+    throw new AppError('METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed on ${path}`);
+  });
 
   // The access line holds fixed fields only, none of them a credential, so it skips pino's redaction:
   // matching REDACTED_PATHS (wildcards included) against it cost 6 of its 10 µs, on every request

@@ -39,6 +39,34 @@ describe('generic errors (D5)', () => {
     assert.equal(response.headers.allow, 'GET');
   });
 
+  it('answers a wrong method on a fixed path that a path with an id would also match with 405, not 404', async () => {
+    const cases: [string, string, string][] = [
+      ['GET', '/api/v1/banks/search', 'POST'],
+      ['DELETE', '/api/v1/banks/search', 'POST'],
+      ['GET', '/api/v1/banks/validate', 'POST'],
+      ['GET', '/api/v1/bank-branches/search', 'POST'],
+      ['GET', '/api/v1/corridors/search', 'POST'],
+      ['GET', '/api/v1/sanctions/screenings/search?x=1', 'POST'],
+      ['PATCH', '/api/v1/beneficiaries/search', 'POST'],
+      ['GET', '/api/v1/webhooks/subscriptions/search', 'POST'],
+      ['HEAD', '/api/v1/transfers/search', 'POST'],
+    ];
+    for (const [method, url, allow] of cases) {
+      const response = await t.app.inject({ method: method as 'GET', url, headers: tenant.auth });
+      assert.equal(response.statusCode, 405, `${method} ${url}: ${response.body}`);
+      assert.equal(response.headers.allow, allow, `${method} ${url}`);
+      if (method !== 'HEAD') assert.equal(errorBody(response.body).code, 'METHOD_NOT_ALLOWED');
+    }
+    // An id that is no fixed path is still looked up: 404 in the area's words.
+    const unknown = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/banks/searching',
+      headers: tenant.auth,
+    });
+    assert.equal(unknown.statusCode, 404);
+    assert.equal(errorBody(unknown.body).error, 'No bank matches the id');
+  });
+
   it('answers malformed JSON with 400 BAD_REQUEST', async () => {
     const response = await t.app.inject({
       method: 'POST',

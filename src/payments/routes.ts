@@ -117,10 +117,11 @@ export function registerPaymentRoutes(app: App, deps: AppDeps): void {
         description:
           'Answers 201 with a pending payout; the amount leaves the available balance at once (400 ' +
           'INSUFFICIENT_FUNDS when short, nothing created). The beneficiary must be active (400 ' +
-          'BENEFICIARY_NOT_ACTIVE) and paid in `currency` (422). Honours Idempotency-Key.',
+          'BENEFICIARY_NOT_ACTIVE), known to the organisation (404 naming beneficiary_id) and paid in ' +
+          '`currency` (422). Honours Idempotency-Key.',
         security,
         body: CreatePayoutBody,
-        response: { 201: Payout, ...errorResponses(400, 409, 422) },
+        response: { 201: Payout, ...errorResponses(400, 404, 409, 422) },
       },
     },
     async (request, reply) =>

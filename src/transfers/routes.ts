@@ -76,8 +76,9 @@ export function registerTransferRoutes(app: App, deps: AppDeps): void {
         summary: 'Confirm a quote: create the transfer',
         description:
           'Answers 201 with the transfer. The quote must be open (400 QUOTE_EXPIRED, 400 INVALID_STATE when ' +
-          "accepted), the beneficiary active (400 BENEFICIARY_NOT_ACTIVE) and of the corridor's country, " +
-          'currency and method (422 on beneficiary_id). `balance` funding takes the source amount now (400 ' +
+          'accepted), the beneficiary known to the organisation (404 naming beneficiary_id), active (400 ' +
+          "BENEFICIARY_NOT_ACTIVE) and of the corridor's country, currency and method (422 on beneficiary_id). " +
+          '`balance` funding takes the source amount now (400 ' +
           'INSUFFICIENT_FUNDS, nothing created) and goes to processing; `bank_transfer` and `crypto` wait in ' +
           'awaiting_deposit with deposit_instructions. A sanctions hit on the beneficiary holds it in_review. ' +
           'Honours Idempotency-Key: two requests with one key create one transfer.',

@@ -91,12 +91,16 @@ function corridorTerms(row: repo.CorridorRow): CorridorTerms {
   };
 }
 
-const corridorNotFound = (): AppError => notFound('No corridor matches the id');
+/** 404 for a corridor id in the path, or naming `field` for one in a request body. */
+const corridorNotFound = (field?: string): AppError =>
+  field === undefined
+    ? notFound('No corridor matches the id')
+    : new AppError('NOT_FOUND', `No corridor matches ${field}`, { field });
 
-async function findOrThrow(db: Queryable, id: string): Promise<repo.CorridorRow> {
-  if (!isPublicId(CORRIDOR_ID_PREFIX, id)) throw corridorNotFound();
+async function findOrThrow(db: Queryable, id: string, field?: string): Promise<repo.CorridorRow> {
+  if (!isPublicId(CORRIDOR_ID_PREFIX, id)) throw corridorNotFound(field);
   const row = await repo.findCorridor(db, id);
-  if (!row) throw corridorNotFound();
+  if (!row) throw corridorNotFound(field);
   return row;
 }
 
@@ -105,11 +109,11 @@ export async function getCorridor(deps: AppDeps, id: string): Promise<CorridorVi
 }
 
 /**
- * The corridor a new quote may use (D16, D20): 404 NOT_FOUND when no corridor has the id, 400
- * CORRIDOR_UNAVAILABLE when it is suspended. Corridors are the same for every organisation.
+ * The corridor a new quote may use (D16, D20): 404 NOT_FOUND naming corridor_id when no corridor has the
+ * id, 400 CORRIDOR_UNAVAILABLE when it is suspended. Corridors are the same for every organisation.
  */
 export async function quotableCorridor(db: Queryable, corridorId: string): Promise<CorridorTerms> {
-  const row = await findOrThrow(db, corridorId);
+  const row = await findOrThrow(db, corridorId, 'corridor_id');
   if (row.status !== 'active') {
     throw new AppError(
       'CORRIDOR_UNAVAILABLE',

@@ -7,6 +7,7 @@ import { createClient } from '../../src/admin/service.ts';
 import { withTransaction } from '../../src/db/pool.ts';
 import type { App } from '../../src/platform/deps.ts';
 import { purgeExpiredKeys } from '../../src/platform/idempotency.ts';
+import { bodyOf, createBeneficiary } from '../beneficiaries/fixtures.ts';
 import { errorBody, requestToken, startTestApp, type Tenant, type TestApp } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { type ApiClient, apiClient } from '../helpers/http.ts';
@@ -180,6 +181,46 @@ describe('idempotency keys (D14)', () => {
     const valid = await api.post(PROBE, { note: k }, { 'idempotency-key': k });
     assert.equal(valid.statusCode, 201);
     assert.equal(valid.headers['idempotent-replayed'], undefined);
+  });
+
+  it('stores nothing for an id in the body that the organisation does not know (404 naming it): the client corrects it under the same key', async () => {
+    const quoteKey = key('corridor');
+    const unknownCorridor = await api.post(
+      '/api/v1/transfers/quotes',
+      { corridor_id: 'cor_00000000000000000000000000', source_amount: '10.00' },
+      { 'idempotency-key': quoteKey },
+    );
+    assert.equal(unknownCorridor.statusCode, 404, unknownCorridor.body);
+    assert.equal(errorBody(unknownCorridor.body).field, 'corridor_id');
+    const quote = await api.post(
+      '/api/v1/transfers/quotes',
+      { corridor_id: 'cor_0000SANDBX0000000000000001', source_amount: '10.00' },
+      { 'idempotency-key': quoteKey },
+    );
+    assert.equal(quote.statusCode, 201, quote.body);
+    const beneficiary = await createBeneficiary(api, bodyOf('DE'));
+    const confirmKey = key('beneficiary');
+    const confirm = (beneficiaryId: string) =>
+      api.post(
+        `/api/v1/transfers/quotes/${(quote.json() as { id: string }).id}/confirm`,
+        { beneficiary_id: beneficiaryId, funding_method: 'balance' },
+        { 'idempotency-key': confirmKey },
+      );
+    const unknownBeneficiary = await confirm('ben_00000000000000000000000000');
+    assert.equal(unknownBeneficiary.statusCode, 404, unknownBeneficiary.body);
+    assert.equal(errorBody(unknownBeneficiary.body).field, 'beneficiary_id');
+    const confirmed = await confirm(beneficiary.id);
+    assert.equal(confirmed.statusCode, 201, confirmed.body);
+    assert.equal(confirmed.headers['idempotent-replayed'], undefined);
+    // The path's own id unknown is an answer like any other: kept and replayed.
+    const cancelKey = key('path');
+    const cancel = () =>
+      api.post('/api/v1/transfers/trf_00000000000000000000000000/cancel', undefined, {
+        'idempotency-key': cancelKey,
+      });
+    assert.equal((await cancel()).statusCode, 404);
+    const replayed = await cancel();
+    assert.deepEqual([replayed.statusCode, replayed.headers['idempotent-replayed']], [404, 'true']);
   });
 
   it('stores nothing for a 5xx: the same key may be retried', async () => {

@@ -122,8 +122,8 @@ export async function buildApp(deps: AppDeps, options: BuildOptions): Promise<Ap
   // though the router would take `search` for the id of GET /api/v1/banks/{id}.
   app.addHook('onRequest', async (request, reply) => {
     if (!request.routeOptions.url?.includes(':')) return;
-    const path = request.url.split('?')[0] ?? request.url;
-    if (!fixedPaths.has(path)) return;
+    const path = decodedPath(request.url);
+    if (path === undefined || !fixedPaths.has(path)) return;
     reply.header('Allow', allowedMethods(path).join(', '));
     throw new AppError('METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed on ${path}`);
   });
@@ -224,4 +224,13 @@ export async function buildApp(deps: AppDeps, options: BuildOptions): Promise<Ap
     }
   }
   return app;
+}
+
+/** The path of a request URL as the router reads it (percent-decoded), undefined when it cannot be decoded. */
+function decodedPath(url: string): string | undefined {
+  try {
+    return decodeURIComponent(url.split('?')[0] ?? url);
+  } catch {
+    return undefined;
+  }
 }

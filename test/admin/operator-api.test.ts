@@ -281,6 +281,7 @@ describe('operator API (D7)', () => {
         kid: rotated.kid,
       },
     ]);
+    assert.ok(client.client_secret.length >= 40);
     assert.ok(!lines.join('\n').includes(client.client_secret), 'the secret is never logged');
   });
 

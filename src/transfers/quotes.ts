@@ -137,8 +137,15 @@ export async function createQuote(
 }
 
 export async function getQuote(deps: AppDeps, organisationId: string, id: string): Promise<QuoteView> {
-  const row = isPublicId('qte', id) ? await repo.findQuote(deps.pool, organisationId, id) : undefined;
+  const find = () => (isPublicId('qte', id) ? repo.findQuote(deps.pool, organisationId, id) : undefined);
+  let row = await find();
   if (!row) throw notFound('No quote matches the id');
+  // Past expires_at a quote reads expired, whether or not its timer has run yet: the timer runs a moment
+  // later, and a client deciding whether to confirm reads the status (D20).
+  if (row.status === 'open' && row.expires_at.getTime() <= Date.now()) {
+    await expireIfDue(deps, organisationId, id);
+    row = (await find())!;
+  }
   return quoteView(row);
 }
 

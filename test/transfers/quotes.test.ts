@@ -177,6 +177,22 @@ describe('quotes (D20)', () => {
     );
   });
 
+  it('reads a quote expired once expires_at has passed, before its timer has run, and the timer then changes nothing', async () => {
+    const q = await quote({ corridor_id: USD_EUR, source_amount: '10.00' });
+    await t.db.pool.query("UPDATE quotes SET expires_at = now() - interval '1 second' WHERE id = $1", [q.id]);
+    const read = (await api.get(`${QUOTES}/${q.id}`)).json() as QuoteJson & { updated_at: string };
+    assert.equal(read.status, 'expired');
+    const stored = await t.db.pool.query<{ status: string }>('SELECT status FROM quotes WHERE id = $1', [
+      q.id,
+    ]);
+    assert.equal(stored.rows[0]!.status, 'expired');
+    await withTransaction(t.db.pool, (tx) => expireQuoteJob(tx, q.id));
+    assert.deepEqual((await api.get(`${QUOTES}/${q.id}`)).json(), read);
+    // An open quote before its time reads open, and reading it writes nothing.
+    const open = await quote({ corridor_id: USD_EUR, source_amount: '10.00' });
+    assert.deepEqual((await api.get(`${QUOTES}/${open.id}`)).json(), open);
+  });
+
   it('refuses a suspended corridor with 400 CORRIDOR_UNAVAILABLE, after a malformed amount (422)', async () => {
     const admin = (method: 'PATCH', url: string, body: unknown) =>
       t.app.inject({

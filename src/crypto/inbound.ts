@@ -15,7 +15,7 @@ import { creditDeposit, depositView, moveDeposit, openDeposit } from '../payment
 import * as payments from '../payments/repository.ts';
 import type { DepositView } from '../payments/schemas.ts';
 import type { AppDeps } from '../platform/deps.ts';
-import { conflict, notFound, validationFailed } from '../platform/errors.ts';
+import { conflict, invalidState, notFound, validationFailed } from '../platform/errors.ts';
 import { scheduleJob } from '../platform/jobs/runner.ts';
 import { Decimal, parseAmount } from '../platform/money.ts';
 import { carries, isNetworkCode, NETWORKS_IN_D22_ORDER, type NetworkCode } from './networks.ts';
@@ -77,6 +77,15 @@ export async function recordChainDeposit(
             `recorded as ${seen.received_amount} ${seen.currency} to ${seen.address}: a repeat must name the same ` +
             'address, asset and amount, and each output of a transaction that pays several needs its own ' +
             'log_index (on bitcoin, the output index)',
+        );
+      }
+      if (seen.status === 'failed' || seen.status === 'reversed') {
+        // The operator decided this output's fate: a report of it is neither swallowed as a repeat nor
+        // credited again (a reversal may have sent the money back). The indexer's post fails so that
+        // someone looks (docs/operator/crypto.md).
+        throw invalidState(
+          `The output ${txHash}${logIndex === null ? '' : ` (log_index ${logIndex})`} on ${input.network} is ` +
+            `recorded on deposit ${seen.id}, which is ${seen.status}: it is not recorded or credited again`,
         );
       }
       return {

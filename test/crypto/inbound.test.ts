@@ -273,6 +273,54 @@ describe('inbound crypto deposits (D22)', () => {
     );
   });
 
+  it('refuses with 400 INVALID_STATE a report of an output whose deposit the operator failed or reversed, and credits nothing', async () => {
+    const api = await organisation();
+    const target = await address(api);
+    const operator = (url: string, body: object = {}) =>
+      t.app.inject({
+        method: 'POST',
+        url,
+        headers: { authorization: `Bearer ${TEST_ADMIN_KEY}`, 'content-type': 'application/json' },
+        payload: JSON.stringify(body),
+      });
+    const output = { network: 'ethereum', address: target.address, asset: 'USDC', amount: '40.000000' };
+    // Detected, then failed by the operator (dropped, they judged), then reported mined after all.
+    const dropped = (await indexer({ ...output, tx_hash: '0xfa11', confirmations: 1 })).json() as DepositJson;
+    assert.equal(
+      (await operator(`/admin/v1/deposits/${dropped.id}/fail`, { failure_reason: 'dropped' })).statusCode,
+      200,
+    );
+    // Received, then reversed by the operator, then reported again.
+    const taken = (await indexer({ ...output, tx_hash: '0x7e7e', confirmations: 12 })).json() as DepositJson;
+    assert.equal((await operator(`/admin/v1/deposits/${taken.id}/reverse`)).statusCode, 200);
+    for (const [txHash, deposit, status] of [
+      ['0xFA11', dropped, 'failed'],
+      ['0x7e7e', taken, 'reversed'],
+    ] as const) {
+      for (const confirmations of [1, 12]) {
+        const again = await indexer({ ...output, tx_hash: txHash, confirmations });
+        assert.equal(again.statusCode, 400, again.body);
+        assert.deepEqual(
+          [errorBody(again.body).code, errorBody(again.body).error],
+          [
+            'INVALID_STATE',
+            `The output ${txHash.toLowerCase()} on ethereum is recorded on deposit ${deposit.id}, which is ${status}: it is not recorded or credited again`,
+          ],
+        );
+      }
+    }
+    // The received one was credited once and debited back once; the failed one never moved money.
+    assert.deepEqual(await balance(api, 'USDC'), { available: '1000000.000000', held: '0.000000' });
+    assert.deepEqual((await transactionsOf(api, dropped.id)).length, 0);
+    assert.deepEqual(
+      (await transactionsOf(api, taken.id)).map((entry) => [entry.type, entry.amount]),
+      [
+        ['deposit', '40.000000'],
+        ['adjustment', '-40.000000'],
+      ],
+    );
+  });
+
   it('still credits a deposit to a disabled address', async () => {
     const api = await organisation();
     const target = await address(api);

@@ -67,16 +67,17 @@ export async function recordChainDeposit(
   const address = match.depositAddress.address;
   const record = async (tx: PoolClient): Promise<RecordedDeposit> => {
     const logIndex = input.log_index ?? null;
+    const outputName =
+      `The output ${txHash}` + (logIndex === null ? '' : ` (log_index ${logIndex})`) + ` on ${input.network}`;
     const seen = await payments.lockDepositByChain(tx, input.network, txHash, logIndex);
     if (seen) {
       // A repeat names the same output; one that differs is another output of the transaction (a batch
       // paying several addresses) or a mistake, and never passes for the recorded one.
       if (seen.address !== address || seen.currency !== input.asset || !amount.eq(seen.received_amount!)) {
         throw conflict(
-          `The output ${txHash}${logIndex === null ? '' : ` (log_index ${logIndex})`} on ${input.network} is ` +
-            `recorded as ${seen.received_amount} ${seen.currency} to ${seen.address}: a repeat must name the same ` +
-            'address, asset and amount, and each output of a transaction that pays several needs its own ' +
-            'log_index (on bitcoin, the output index)',
+          `${outputName} is recorded as ${seen.received_amount} ${seen.currency} to ${seen.address}: a ` +
+            'repeat must name the same address, asset and amount, and each output of a transaction that pays ' +
+            'several needs its own log_index (on bitcoin, the output index)',
         );
       }
       if (seen.status === 'failed' || seen.status === 'reversed') {
@@ -84,8 +85,8 @@ export async function recordChainDeposit(
         // credited again (a reversal may have sent the money back). The indexer's post fails so that
         // someone looks (docs/operator/crypto.md).
         throw invalidState(
-          `The output ${txHash}${logIndex === null ? '' : ` (log_index ${logIndex})`} on ${input.network} is ` +
-            `recorded on deposit ${seen.id}, which is ${seen.status}: it is not recorded or credited again`,
+          `${outputName} is recorded on deposit ${seen.id}, which is ${seen.status}: it is not recorded or ` +
+            'credited again',
         );
       }
       return {

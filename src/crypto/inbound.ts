@@ -67,8 +67,8 @@ export async function recordChainDeposit(
   const address = match.depositAddress.address;
   const record = async (tx: PoolClient): Promise<RecordedDeposit> => {
     const logIndex = input.log_index ?? null;
-    const outputName =
-      `The output ${txHash}` + (logIndex === null ? '' : ` (log_index ${logIndex})`) + ` on ${input.network}`;
+    const output = logIndex === null ? txHash : `${txHash} (log_index ${logIndex})`;
+    const outputName = `The output ${output} on ${input.network}`;
     const seen = await payments.lockDepositByChain(tx, input.network, txHash, logIndex);
     if (seen) {
       // A repeat names the same output; one that differs is another output of the transaction (a batch

@@ -49,6 +49,12 @@ interface KeyHold {
   organisationId: string;
   key: string;
   owner: string;
+  /**
+   * The operation refused an id its body refers to (a 404 naming the field: a beneficiary_id or
+   * corridor_id unknown to the organisation): a refusal of the body like a 422, so the client may correct
+   * the id under the same key. A 404 of the path's own id names no field and is kept.
+   */
+  unknownBodyId?: boolean;
 }
 
 const holds = new WeakMap<FastifyRequest, KeyHold>();
@@ -143,7 +149,14 @@ export function registerIdempotency(app: App, pool: Pool, secretBox: SecretBox):
       const markCommitted = async (tx: Parameters<typeof repo.markCommitted>[0]) => {
         if (!(await repo.markCommitted(tx, organisationId, header, owner))) throw inUse();
       };
-      return beforeCommit.run(markCommitted, () => handler.call(this as never, request, reply));
+      try {
+        return await beforeCommit.run(markCommitted, () => handler.call(this as never, request, reply));
+      } catch (error) {
+        if (error instanceof AppError && error.code === 'NOT_FOUND' && error.field !== undefined) {
+          hold.unknownBodyId = true;
+        }
+        throw error;
+      }
     };
   });
 
@@ -154,7 +167,7 @@ export function registerIdempotency(app: App, pool: Pool, secretBox: SecretBox):
     const body =
       typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : '';
     try {
-      if (reply.statusCode >= 500 || reply.statusCode === 422 || namesUnknownBodyId(reply.statusCode, body)) {
+      if (reply.statusCode >= 500 || reply.statusCode === 422 || hold.unknownBodyId) {
         // Nothing is stored for a validation failure or a 5xx (D14): the same key may be retried. Unless
         // the operation took effect before it failed: running it again would repeat its effect, so that
         // response is kept and replayed like any other.
@@ -168,20 +181,6 @@ export function registerIdempotency(app: App, pool: Pool, secretBox: SecretBox):
     }
     return payload;
   });
-}
-
-/**
- * A 404 that names a field refuses an id the body refers to (a beneficiary_id or corridor_id unknown to the
- * organisation): a refusal of the body like a 422, so the client may correct the id under the same key. A
- * 404 of the path's own id names no field and is kept.
- */
-function namesUnknownBodyId(status: number, body: string): boolean {
-  if (status !== 404) return false;
-  try {
-    return typeof (JSON.parse(body) as { field?: unknown }).field === 'string';
-  } catch {
-    return false;
-  }
 }
 
 /** Deletes expired keys in batches; returns how many. */

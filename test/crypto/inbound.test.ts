@@ -66,13 +66,16 @@ describe('inbound crypto deposits (D22)', () => {
     assert.equal(response.statusCode, 201, response.body);
     return response.json() as { id: string; address: string };
   };
-  const indexer = (body: Record<string, unknown>) =>
+  /** A POST of the operator API. */
+  const operator = (url: string, body: object = {}) =>
     t.app.inject({
       method: 'POST',
-      url: '/admin/v1/crypto/deposits',
+      url,
       headers: { authorization: `Bearer ${TEST_ADMIN_KEY}`, 'content-type': 'application/json' },
       payload: JSON.stringify(body),
     });
+  /** What a chain indexer posts. */
+  const indexer = (body: Record<string, unknown>) => operator('/admin/v1/crypto/deposits', body);
 
   it('records a notification once: a replay advances nothing and credits nothing more', async () => {
     const api = await organisation();
@@ -276,13 +279,6 @@ describe('inbound crypto deposits (D22)', () => {
   it('refuses with 400 INVALID_STATE a report of an output whose deposit the operator failed or reversed, and credits nothing', async () => {
     const api = await organisation();
     const target = await address(api);
-    const operator = (url: string, body: object = {}) =>
-      t.app.inject({
-        method: 'POST',
-        url,
-        headers: { authorization: `Bearer ${TEST_ADMIN_KEY}`, 'content-type': 'application/json' },
-        payload: JSON.stringify(body),
-      });
     const output = { network: 'ethereum', address: target.address, asset: 'USDC', amount: '40.000000' };
     // Detected, then failed by the operator (dropped, they judged), then reported mined after all.
     const dropped = (await indexer({ ...output, tx_hash: '0xfa11', confirmations: 1 })).json() as DepositJson;
